@@ -1,0 +1,281 @@
+/// A parameters tree: the property-list objects AFNetworking serializes (NSDictionary,
+/// NSArray, NSSet, NSString, NSNumber, NSNull, NSData).
+///
+/// Strings compare by their UTF-8 bytes (Unicode scalars), never by canonical equivalence:
+/// `"é"` and `"e\u{301}"` are different keys, as they are different bytes on the wire.
+///
+/// C: `afs_value` and the `afs_value_*` functions.
+public enum Value: Sendable {
+    case null
+    case bool(Bool)
+    case int(Int64)
+    case double(Double)
+    case string(String)
+    case data([UInt8])
+    case array([Value])
+    case set(ValueSet)
+    case dict(ValueDict)
+
+    /// The kind, in the order of the C `afs_value_kind` enum.
+    public enum Kind: Int32, Sendable {
+        case null = 0, bool, int, double, string, data, array, set, dict
+    }
+
+    public var kind: Kind {
+        switch self {
+        case .null: return .null
+        case .bool: return .bool
+        case .int: return .int
+        case .double: return .double
+        case .string: return .string
+        case .data: return .data
+        case .array: return .array
+        case .set: return .set
+        case .dict: return .dict
+        }
+    }
+
+    /// True for dictionaries, arrays and sets.
+    public var isContainer: Bool {
+        switch self {
+        case .array, .set, .dict: return true
+        default: return false
+        }
+    }
+
+    /// Number of members of a dictionary, array or set; 0 for scalars. C: `afs_value_count`.
+    public var count: Int {
+        switch self {
+        case .array(let a): return a.count
+        case .set(let s): return s.count
+        case .dict(let d): return d.count
+        default: return 0
+        }
+    }
+}
+
+// MARK: - Building trees in place
+
+extension Value {
+    /// Sets `key` in a dictionary; an existing key keeps its position and gets the new value.
+    /// - Throws: `AFSError` `.invalidArgument` when `self` is not a dictionary.
+    ///   C: `afs_value_dict_set`.
+    public mutating func dictSet(_ key: String, _ value: Value) throws {
+        guard case .dict(var d) = self else {
+            throw AFSError.invalidArgument("cannot set key \"\(key)\": the value is \(kind.article), not a dictionary")
+        }
+        self = .null  // drop our reference so `d` is uniquely owned and grows in place
+        d[key] = value
+        self = .dict(d)
+    }
+
+    /// Appends to an array, or adds to a set (a member already there is a successful no-op).
+    /// - Throws: `AFSError` `.invalidArgument` when `self` is neither. C: `afs_value_append`.
+    public mutating func append(_ value: Value) throws {
+        switch self {
+        case .array(var a):
+            self = .null
+            a.append(value)
+            self = .array(a)
+        case .set(var s):
+            self = .null
+            s.insert(value)
+            self = .set(s)
+        default:
+            throw AFSError.invalidArgument("cannot append: the value is \(kind.article), not an array or a set")
+        }
+    }
+}
+
+extension Value.Kind {
+    /// "a dictionary", "an integer", … for error messages.
+    public var article: String {
+        switch self {
+        case .null: return "null"
+        case .bool: return "a bool"
+        case .int: return "an integer"
+        case .double: return "a double"
+        case .string: return "a string"
+        case .data: return "data"
+        case .array: return "an array"
+        case .set: return "a set"
+        case .dict: return "a dictionary"
+        }
+    }
+}
+
+// MARK: - Equality: same kind and same value
+
+extension Value: Hashable {
+    /// Two values are equal when they have the same kind and the same value: `1`, `true`,
+    /// `1.0` and `"1"` are four different values. Strings compare by bytes; doubles by value
+    /// (NaN equals NaN, so a set holds at most one NaN); containers member by member
+    /// (dictionaries and sets regardless of order).
+    public static func == (lhs: Value, rhs: Value) -> Bool {
+        switch (lhs, rhs) {
+        case (.null, .null): return true
+        case (.bool(let a), .bool(let b)): return a == b
+        case (.int(let a), .int(let b)): return a == b
+        case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
+        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.data(let a), .data(let b)): return a == b
+        case (.array(let a), .array(let b)): return a == b
+        case (.set(let a), .set(let b)): return a == b
+        case (.dict(let a), .dict(let b)): return a == b
+        default: return false
+        }
+    }
+
+    public func hash(into h: inout Hasher) {
+        h.combine(kind.rawValue)
+        switch self {
+        case .null: break
+        case .bool(let b): h.combine(b)
+        case .int(let i): h.combine(i)
+        case .double(let d): h.combine(d.isNaN ? Double.nan.bitPattern : (d == 0 ? 0 : d.bitPattern))
+        case .string(let s): hashUTF8(s, into: &h)
+        case .data(let d): h.combine(d.count); d.withUnsafeBytes { h.combine(bytes: $0) }
+        case .array(let a): h.combine(a)
+        case .set(let s): h.combine(s.count)  // order-independent; equality does the rest
+        case .dict(let d): h.combine(d.count)
+        }
+    }
+}
+
+/// Hashes a string by its UTF-8 bytes, consistent with byte equality.
+@inline(__always)
+func hashUTF8(_ s: String, into h: inout Hasher) {
+    var s = s
+    s.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
+    h.combine(0xFF as UInt8)  // terminator: "ab"+"c" and "a"+"bc" differ inside arrays
+}
+
+/// A string that hashes and compares by its UTF-8 bytes (used as a dictionary key).
+@usableFromInline
+struct ByteKey: Hashable, Sendable {
+    @usableFromInline let string: String
+    @inlinable init(_ s: String) { string = s }
+    @usableFromInline static func == (a: ByteKey, b: ByteKey) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+    @usableFromInline func hash(into h: inout Hasher) { hashUTF8(string, into: &h) }
+}
+
+/// Orders two strings by Unicode scalars (equivalently, by their UTF-8 bytes).
+public func utf8Less(_ a: String, _ b: String) -> Bool {
+    var a = a, b = b
+    return a.withUTF8 { pa in
+        b.withUTF8 { pb in
+            let n = min(pa.count, pb.count)
+            if n > 0, let ba = pa.baseAddress, let bb = pb.baseAddress {
+                let c = memcmpBytes(ba, bb, n)
+                if c != 0 { return c < 0 }
+            }
+            return pa.count < pb.count
+        }
+    }
+}
+
+@inline(__always)
+private func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _ n: Int) -> Int {
+    var i = 0
+    while i < n {
+        let x = a[i], y = b[i]
+        if x != y { return x < y ? -1 : 1 }
+        i += 1
+    }
+    return 0
+}
+
+// MARK: - Dictionary with insertion order
+
+/// A dictionary with string keys that keeps insertion order; setting an existing key replaces
+/// its value in place.
+public struct ValueDict: Sendable, Equatable {
+    public private(set) var keys: [String] = []
+    public private(set) var values: [Value] = []
+    private var index: [ByteKey: Int] = [:]
+
+    public init() {}
+
+    public init(_ pairs: [(String, Value)]) {
+        for (k, v) in pairs { self[k] = v }
+    }
+
+    public var count: Int { keys.count }
+    public var isEmpty: Bool { keys.isEmpty }
+
+    public subscript(key: String) -> Value? {
+        get { index[ByteKey(key)].map { values[$0] } }
+        set {
+            let k = ByteKey(key)
+            if let i = index[k] {
+                if let v = newValue {
+                    values[i] = v
+                } else {
+                    keys.remove(at: i)
+                    values.remove(at: i)
+                    index[k] = nil
+                    for j in i..<keys.count { index[ByteKey(keys[j])] = j }
+                }
+            } else if let v = newValue {
+                index[k] = keys.count
+                keys.append(key)
+                values.append(v)
+            }
+        }
+    }
+
+    /// (key, value) pairs in insertion order.
+    public var pairs: Zip2Sequence<[String], [Value]> { zip(keys, values) }
+
+    public static func == (a: ValueDict, b: ValueDict) -> Bool {
+        guard a.count == b.count else { return false }
+        for (k, v) in a.pairs {
+            guard let w = b[k], v == w else { return false }
+        }
+        return true
+    }
+}
+
+// MARK: - Set with insertion order
+
+/// An unordered collection of distinct values (NSSet). Members are kept in insertion order
+/// so that output that depends on it is reproducible; adding a member equal to one already
+/// there (same kind, same value) does nothing.
+public struct ValueSet: Sendable, Equatable {
+    public private(set) var members: [Value] = []
+    private var index: Set<Value> = []
+
+    public init() {}
+    public init<S: Sequence>(_ values: S) where S.Element == Value {
+        for v in values { insert(v) }
+    }
+
+    public var count: Int { members.count }
+
+    /// Adds `value` unless an equal member is there. Returns whether it was added.
+    @discardableResult
+    public mutating func insert(_ value: Value) -> Bool {
+        guard index.insert(value).inserted else { return false }
+        members.append(value)
+        return true
+    }
+
+    public func contains(_ value: Value) -> Bool { index.contains(value) }
+
+    public static func == (a: ValueSet, b: ValueSet) -> Bool { a.index == b.index }
+}
+
+// MARK: - Literals for Swift callers
+
+extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByFloatLiteral,
+    ExpressibleByBooleanLiteral, ExpressibleByArrayLiteral, ExpressibleByDictionaryLiteral,
+    ExpressibleByNilLiteral
+{
+    public init(stringLiteral s: String) { self = .string(s) }
+    public init(integerLiteral i: Int64) { self = .int(i) }
+    public init(floatLiteral d: Double) { self = .double(d) }
+    public init(booleanLiteral b: Bool) { self = .bool(b) }
+    public init(arrayLiteral elements: Value...) { self = .array(elements) }
+    public init(dictionaryLiteral elements: (String, Value)...) { self = .dict(ValueDict(elements)) }
+    public init(nilLiteral: ()) { self = .null }
+}
