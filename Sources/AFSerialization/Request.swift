@@ -1,0 +1,78 @@
+/// HTTP header fields in insertion order; names compare ASCII case-insensitively.
+public struct HeaderList: Sendable, Equatable, Sequence {
+    public private(set) var fields: [(name: String, value: String)] = []
+
+    public init() {}
+
+    public var count: Int { fields.count }
+
+    public func makeIterator() -> IndexingIterator<[(name: String, value: String)]> { fields.makeIterator() }
+
+    public func index(of name: String) -> Int? {
+        fields.firstIndex { HTTPSyntax.equalsIgnoringCase($0.name, name) }
+    }
+
+    /// The value of `name` (case-insensitive), or nil.
+    public subscript(name: String) -> String? {
+        index(of: name).map { fields[$0].value }
+    }
+
+    /// Sets a field: an existing one (any case) gets the new name and value in place; nil
+    /// removes it. Names and values are not checked here (see `HTTPSyntax`).
+    public mutating func set(_ name: String, _ value: String?) {
+        if let i = index(of: name) {
+            if let v = value { fields[i] = (name, v) } else { fields.remove(at: i) }
+        } else if let v = value {
+            fields.append((name, v))
+        }
+    }
+
+    public static func == (a: HeaderList, b: HeaderList) -> Bool {
+        a.fields.count == b.fields.count && zip(a.fields, b.fields).allSatisfy { $0.name == $1.name && $0.value == $1.value }
+    }
+}
+
+/// NSURLRequest's properties that AFHTTPRequestSerializer observes and copies onto each
+/// request. Defaults are NSURLRequest's.
+public struct RequestProperties: Sendable, Equatable {
+    public var timeoutInterval: Double = 60
+    public var cachePolicy: Int32 = 0
+    public var shouldHandleCookies = true
+    public var shouldUsePipelining = false
+    public var allowsCellularAccess = true
+    public var networkServiceType: Int32 = 0
+
+    public init() {}
+}
+
+/// A serialized HTTP request: what goes on the wire, plus NSURLRequest's properties.
+/// C: `afs_request`.
+public struct Request: Sendable {
+    public var method: String
+    public var url: String
+    public var headers = HeaderList()
+    /// The body; nil means no body. An empty array is an empty body (a form POST without
+    /// parameters has one, as in AFNetworking).
+    public var body: [UInt8]?
+    public var properties = RequestProperties()
+
+    /// A request with checked method and URL and default properties. C: `afs_request_new`.
+    /// - Throws: `.invalidMethod`, `.badURL`.
+    public init(method: String, url: String) throws {
+        try HTTPSyntax.validateMethod(method)
+        try HTTPSyntax.validateURL(url)
+        self.method = method
+        self.url = url
+    }
+
+    /// Sets a header after checking it; nil removes it. C: `afs_request_set_header`.
+    /// - Throws: `.invalidHeader` for a name that is not a token or a value with CR, LF, NUL.
+    public mutating func setHeader(_ name: String, _ value: String?) throws {
+        try HTTPSyntax.validateHeaderName(name)
+        if let v = value { try HTTPSyntax.validateHeaderValue(v, name: name) }
+        headers.set(name, value)
+    }
+
+    /// The value of header `name` (case-insensitive). C: `afs_request_header`.
+    public func header(_ name: String) -> String? { headers[name] }
+}

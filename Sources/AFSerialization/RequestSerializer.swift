@@ -1,0 +1,152 @@
+/// AFHTTPRequestSerializer, AFJSONRequestSerializer and AFPropertyListRequestSerializer in
+/// one value type: the kind decides how parameters become a body.
+///
+/// A `RequestSerializer` is a value: copies are independent (C: `afs_serializer_copy`), and
+/// one instance may be read from many threads. The C layer wraps it in a lock so that
+/// configuration and request building can run concurrently on one handle.
+/// C: `afs_serializer`.
+public struct RequestSerializer: Sendable {
+    public enum Kind: Int32, Sendable {
+        case http = 0, json = 1, propertyList = 2
+    }
+
+    /// Builds the query from the parameters instead of the default algorithm; a thrown error
+    /// fails the request with `.queryCallback`. C: `afs_query_fn`.
+    public typealias QueryCallback = @Sendable (_ request: Request, _ params: Value) throws -> String
+
+    public let kind: Kind
+    /// Headers added to every request that lacks them. Starts with `Accept-Language` and
+    /// `User-Agent` (see `DefaultHeaders`).
+    public private(set) var headers = HeaderList()
+    public var queryStyle = QueryStyle.default
+    public var queryCallback: QueryCallback?
+    /// Methods whose parameters go into the URL query (uppercase). Default GET HEAD DELETE.
+    public private(set) var uriMethods: [String] = ["GET", "HEAD", "DELETE"]
+    /// Encoding of form bodies and multipart field values.
+    public var stringEncoding = StringEncoding.utf8
+    /// Copied onto every request made by `request(method:url:params:)`.
+    public var properties = RequestProperties()
+    public var jsonOptions: JSONWritingOptions = []
+    public var plistFormat = PropertyListFormat.xml
+
+    /// A serializer with AFNetworking's defaults. C: `afs_serializer_new`.
+    public init(kind: Kind = .http) {
+        self.kind = kind
+        headers.set("Accept-Language", DefaultHeaders.acceptLanguage())
+        headers.set("User-Agent", DefaultHeaders.userAgent())
+    }
+
+    // MARK: Headers
+
+    /// Sets (or, with nil, removes) a default header. C: `afs_serializer_set_header`.
+    /// - Throws: `.invalidHeader` for a name that is not a token or a value with CR, LF, NUL.
+    public mutating func setHeader(_ name: String, _ value: String?) throws {
+        try HTTPSyntax.validateHeaderName(name)
+        if let v = value { try HTTPSyntax.validateHeaderValue(v, name: name) }
+        headers.set(name, value)
+    }
+
+    /// The default header `name` (case-insensitive). C: `afs_serializer_copy_header`.
+    public func header(_ name: String) -> String? { headers[name] }
+
+    /// `Authorization: Basic base64(user:password)`. C: `afs_serializer_set_basic_auth`.
+    public mutating func setBasicAuth(user: String, password: String) throws {
+        try setHeader("Authorization", "Basic " + Base64.encode(user + ":" + password))
+    }
+
+    /// Removes `Authorization`. C: `afs_serializer_clear_authorization`.
+    public mutating func clearAuthorization() { headers.set("Authorization", nil) }
+
+    /// Replaces the methods whose parameters go into the URL. Methods are stored uppercase
+    /// (requests compare their uppercased method against them).
+    /// - Throws: `.invalidMethod` for a method that is not a token.
+    public mutating func setURIMethods(_ methods: [String]) throws {
+        var out: [String] = []
+        for m in methods {
+            try HTTPSyntax.validateMethod(m)
+            let u = m.uppercased()
+            if !out.contains(u) { out.append(u) }
+        }
+        uriMethods = out
+    }
+
+    /// Whether `method` puts its parameters into the URL.
+    public func encodesParametersInURI(_ method: String) -> Bool {
+        uriMethods.contains(method.uppercased())
+    }
+
+    // MARK: Requests
+
+    /// `requestWithMethod:URLString:parameters:error:`: a new request with the serializer's
+    /// properties and headers and the parameters serialized. C: `afs_serializer_request`.
+    /// - Throws: `.invalidMethod`, `.badURL`, `.invalidArgument` (parameters not a
+    ///   dictionary where a query is needed), `.invalidJSON`, `.invalidPlist`, `.encoding`,
+    ///   `.queryCallback`.
+    public func request(method: String, url: String, params: Value?) throws -> Request {
+        var r = try Request(method: method, url: url)
+        r.properties = properties
+        return try serialize(r, params: params)
+    }
+
+    /// `requestBySerializingRequest:withParameters:error:` on a request the caller built:
+    /// adds the serializer's headers the request lacks and serializes the parameters. The
+    /// request's own properties are kept. C: `afs_serializer_serialize`.
+    public func serialize(_ request: Request, params: Value?) throws -> Request {
+        var r = request
+        for (name, value) in headers where r.headers.index(of: name) == nil {
+            r.headers.set(name, value)
+        }
+        if encodesParametersInURI(r.method) || kind == .http {
+            return try serializeAsForm(r, params: params)
+        }
+        guard let params = params else { return r }
+        switch kind {
+        case .json:
+            if r.headers["Content-Type"] == nil { r.headers.set("Content-Type", "application/json") }
+            r.body = try JSONWriter.data(params, options: jsonOptions)
+        case .propertyList:
+            if r.headers["Content-Type"] == nil { r.headers.set("Content-Type", "application/x-plist") }
+            r.body = try PropertyListWriter.data(params, format: plistFormat)
+        case .http:
+            break
+        }
+        return r
+    }
+
+    /// The query string for `params` by the callback if set, else by the default algorithm.
+    public func query(for request: Request, params: Value) throws -> String {
+        guard let callback = queryCallback else { return try QueryString.make(params, style: queryStyle) }
+        do {
+            return try callback(request, params)
+        } catch let e as AFSError where e.status == .queryCallback {
+            throw e
+        } catch {
+            throw AFSError(.queryCallback, "the query callback failed: \(error)")
+        }
+    }
+
+    /// AFHTTPRequestSerializer's rule: URI methods get the query in the URL; the others get
+    /// it as an `application/x-www-form-urlencoded` body (empty without parameters).
+    private func serializeAsForm(_ request: Request, params: Value?) throws -> Request {
+        var r = request
+        let q = try params.map { try query(for: r, params: $0) }
+        if encodesParametersInURI(r.method) {
+            if let q = q, !q.isEmpty {
+                let url = HTTPSyntax.appendingQuery(q, to: r.url)
+                do {
+                    try HTTPSyntax.validateURL(url)
+                } catch var e as AFSError {
+                    e.message = "the query made the URL invalid: " + e.message
+                    throw e
+                }
+                r.url = url
+            }
+        } else {
+            if r.headers["Content-Type"] == nil {
+                r.headers.set("Content-Type", "application/x-www-form-urlencoded")
+            }
+            r.body = try stringEncoding.encode(q ?? "", what: "the query string")
+        }
+        return r
+    }
+}

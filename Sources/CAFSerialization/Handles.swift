@@ -1,0 +1,179 @@
+// Handle boxing, argument decoding and error filling for the `@_cdecl` layer. Every C
+// handle is a retained Swift object derived from `Handle`; unboxing checks the kind, so a
+// handle of the wrong kind is an error status, never a crash.
+import AFSerialization
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Base class of every object handed to C as an opaque pointer.
+class Handle {
+    /// The C type name, for wrong-kind messages.
+    class var cName: String { "handle" }
+}
+
+/// `afs_value`: a parameters tree. Borrowed child handles (the response-side walking
+/// functions) are cached here and dropped when the value changes.
+final class ValueHandle: Handle {
+    var value: Value {
+        didSet { children = nil; cachedCString = nil }
+    }
+    /// Borrowed handles of members, created on first access.
+    var children: [ValueHandle?]?
+    /// NUL-terminated copies (string value, dictionary keys) handed out as borrowed pointers.
+    var cachedCString: [Int: CStringBox]?
+
+    init(_ value: Value) { self.value = value }
+    override class var cName: String { "afs_value" }
+}
+
+/// `afs_serializer`: a request serializer behind a lock, so that configuration and request
+/// building may run on many threads at once.
+final class SerializerHandle: Handle {
+    let state: Mutex<RequestSerializer>
+    init(_ s: RequestSerializer) { state = Mutex(s) }
+    override class var cName: String { "afs_serializer" }
+
+    /// A snapshot of the configuration (a value copy: building runs outside the lock).
+    var snapshot: RequestSerializer { state.withLock { $0 } }
+}
+
+/// A malloc'd NUL-terminated byte string owned by a handle and lent to C.
+final class CStringBox: @unchecked Sendable {  // immutable after init
+    let pointer: UnsafeMutablePointer<CChar>
+    let count: Int
+    init(_ bytes: UnsafeRawBufferPointer) {
+        count = bytes.count
+        pointer = malloc(bytes.count + 1)!.assumingMemoryBound(to: CChar.self)
+        if let b = bytes.baseAddress { memcpy(pointer, b, bytes.count) }
+        pointer[bytes.count] = 0
+    }
+    convenience init(_ s: String) {
+        var s = s
+        self.init(s.withUTF8 { UnsafeRawBufferPointer($0) })
+    }
+    convenience init(_ a: [UInt8]) { self.init(a.withUnsafeBytes { $0 }) }
+    deinit { free(pointer) }
+}
+
+// MARK: - Boxing
+
+@inline(__always)
+func box(_ h: Handle) -> OpaquePointer {
+    OpaquePointer(Unmanaged.passRetained(h).toOpaque())
+}
+
+/// Releases the handle (the `_free` functions). NULL and handles of another kind are ignored.
+func release<T: Handle>(_ p: OpaquePointer?, _ t: T.Type) {
+    guard let p = p, peek(p, t) != nil else { return }
+    Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(p)).release()
+}
+
+/// The handle object behind `p` if it is a `T`.
+@inline(__always)
+func peek<T: Handle>(_ p: OpaquePointer?, _: T.Type) -> T? {
+    guard let p = p else { return nil }
+    return Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue() as? T
+}
+
+/// The handle behind `p`, or `.invalidArgument` naming the parameter and the kind wanted.
+func unbox<T: Handle>(_ p: OpaquePointer?, _ t: T.Type, _ what: String) throws -> T {
+    guard let p = p else { throw AFSError(.invalidArgument, "\(what) is NULL") }
+    guard let h = Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue() as? T else {
+        throw AFSError(.invalidArgument, "\(what) is a handle of the wrong kind (expected \(t.cName))")
+    }
+    return h
+}
+
+// MARK: - Errors
+
+/// Layout of the C `afs_error`: `afs_status code; int os_errno; char message[512];`.
+let errorMessageCapacity = 512
+
+/// Fills `*err` (when not NULL) and returns the status for the C caller.
+@discardableResult
+func fail(_ err: UnsafeMutableRawPointer?, _ e: AFSError) -> Int32 {
+    if let err = err {
+        err.storeBytes(of: e.status.rawValue, toByteOffset: 0, as: Int32.self)
+        err.storeBytes(of: e.osErrno, toByteOffset: 4, as: Int32.self)
+        let msg = err.advanced(by: 8).assumingMemoryBound(to: UInt8.self)
+        var bytes = Array(e.message.utf8)
+        if bytes.count > errorMessageCapacity - 1 {
+            // Cut at a character boundary and mark the cut.
+            var n = errorMessageCapacity - 4
+            while n > 0 && bytes[n] & 0xC0 == 0x80 { n -= 1 }
+            bytes = Array(bytes[..<n]) + Array("...".utf8)
+        }
+        bytes.withUnsafeBufferPointer { memcpy(msg, $0.baseAddress!, $0.count) }
+        msg[bytes.count] = 0
+    }
+    return e.status.rawValue
+}
+
+/// Any error as an `AFSError` (the core throws only `AFSError`).
+func asAFSError(_ error: Error) -> AFSError {
+    (error as? AFSError) ?? AFSError(.invalidArgument, "\(error)")
+}
+
+/// Runs `body`; a thrown error fills `err`. Returns the status.
+@inline(__always)
+func status(_ err: UnsafeMutableRawPointer?, _ body: () throws -> Void) -> Int32 {
+    do {
+        try body()
+        return 0
+    } catch {
+        return fail(err, asAFSError(error))
+    }
+}
+
+/// Runs `body` returning a pointer; a thrown error fills `err` and gives NULL.
+@inline(__always)
+func pointer<P>(_ err: UnsafeMutableRawPointer?, _ body: () throws -> P?) -> P? {
+    do {
+        return try body()
+    } catch {
+        fail(err, asAFSError(error))
+        return nil
+    }
+}
+
+// MARK: - Arguments
+
+/// `AFS_NTS` as the Swift `Int` that `size_t` arrives as.
+let NTS = -1
+
+/// The bytes of a C string argument (`len` may be `AFS_NTS`), or `.invalidArgument` for NULL.
+func bytesArg(_ p: UnsafePointer<CChar>?, _ len: Int = NTS, _ what: String) throws -> UnsafeBufferPointer<UInt8> {
+    guard let p = p else {
+        if len == 0 { return UnsafeBufferPointer(start: nil, count: 0) }
+        throw AFSError(.invalidArgument, "\(what) is NULL")
+    }
+    let n = len == NTS ? strlen(p) : len
+    return UnsafeBufferPointer(start: UnsafeRawPointer(p).assumingMemoryBound(to: UInt8.self), count: n)
+}
+
+/// A UTF-8 string argument, validated.
+func stringArg(_ p: UnsafePointer<CChar>?, _ len: Int = NTS, _ what: String) throws -> String {
+    try String(validatingUTF8Bytes: bytesArg(p, len, what), what: what)
+}
+
+/// An optional UTF-8 string argument (NULL gives nil).
+func optionalStringArg(_ p: UnsafePointer<CChar>?, _ what: String) throws -> String? {
+    guard p != nil else { return nil }
+    return try stringArg(p, NTS, what)
+}
+
+/// A NUL-terminated malloc'd copy of `s`, owned by the C caller (`afs_free`).
+func ownedCString(_ s: String) -> UnsafeMutablePointer<CChar> {
+    var s = s
+    return s.withUTF8 { u in
+        let p = malloc(u.count + 1)!.assumingMemoryBound(to: CChar.self)
+        if let b = u.baseAddress { memcpy(p, b, u.count) }
+        p[u.count] = 0
+        return p
+    }
+}

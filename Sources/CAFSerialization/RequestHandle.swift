@@ -1,0 +1,48 @@
+import AFSerialization
+
+/// `afs_request`: a request plus the C strings lent out by its getters. The copies are made
+/// on first use and dropped whenever the request changes.
+final class RequestHandle: Handle {
+    var request: Request {
+        didSet { lent = nil; lentBody = nil }
+    }
+    /// method, url, then name and value of each header.
+    private var lent: [CStringBox]?
+    private var lentBody: CStringBox?
+
+    init(_ r: Request) { request = r }
+    override class var cName: String { "afs_request" }
+
+    private func strings() -> [CStringBox] {
+        if let l = lent { return l }
+        var l = [CStringBox(request.method), CStringBox(request.url)]
+        for (n, v) in request.headers {
+            l.append(CStringBox(n))
+            l.append(CStringBox(v))
+        }
+        lent = l
+        return l
+    }
+
+    var method: UnsafePointer<CChar> { UnsafePointer(strings()[0].pointer) }
+    var url: UnsafePointer<CChar> { UnsafePointer(strings()[1].pointer) }
+
+    func headerName(_ i: Int) -> UnsafePointer<CChar>? {
+        guard i >= 0 && i < request.headers.count else { return nil }
+        return UnsafePointer(strings()[2 + 2 * i].pointer)
+    }
+
+    func headerValue(_ i: Int) -> UnsafePointer<CChar>? {
+        guard i >= 0 && i < request.headers.count else { return nil }
+        return UnsafePointer(strings()[3 + 2 * i].pointer)
+    }
+
+    /// The body bytes lent to C; nil when there is no body.
+    func body() -> CStringBox? {
+        guard let b = request.body else { return nil }
+        if let l = lentBody { return l }
+        let l = CStringBox(b)
+        lentBody = l
+        return l
+    }
+}

@@ -1,0 +1,78 @@
+// afs_value_*: building parameter trees.
+import AFSerialization
+
+@_cdecl("afs_value_new_dict")
+public func afs_value_new_dict() -> OpaquePointer { box(ValueHandle(.dict(ValueDict()))) }
+
+@_cdecl("afs_value_new_array")
+public func afs_value_new_array() -> OpaquePointer { box(ValueHandle(.array([]))) }
+
+@_cdecl("afs_value_new_set")
+public func afs_value_new_set() -> OpaquePointer { box(ValueHandle(.set(ValueSet()))) }
+
+@_cdecl("afs_value_new_string")
+public func afs_value_new_string(_ utf8: UnsafePointer<CChar>?, _ len: Int, _ err: UnsafeMutableRawPointer?) -> OpaquePointer? {
+    pointer(err) { box(ValueHandle(.string(try stringArg(utf8, len, "the string")))) }
+}
+
+@_cdecl("afs_value_new_int")
+public func afs_value_new_int(_ v: Int64) -> OpaquePointer { box(ValueHandle(.int(v))) }
+
+@_cdecl("afs_value_new_double")
+public func afs_value_new_double(_ v: Double) -> OpaquePointer { box(ValueHandle(.double(v))) }
+
+@_cdecl("afs_value_new_bool")
+public func afs_value_new_bool(_ v: Bool) -> OpaquePointer { box(ValueHandle(.bool(v))) }
+
+@_cdecl("afs_value_new_null")
+public func afs_value_new_null() -> OpaquePointer { box(ValueHandle(.null)) }
+
+@_cdecl("afs_value_new_data")
+public func afs_value_new_data(_ bytes: UnsafeRawPointer?, _ len: Int) -> OpaquePointer? {
+    if len == 0 { return box(ValueHandle(.data([]))) }
+    guard let b = bytes, len > 0 else { return nil }
+    return box(ValueHandle(.data(Array(UnsafeRawBufferPointer(start: b, count: len)))))
+}
+
+/// Takes the value out of a consumed handle: it is released whatever happens next, except
+/// when it is NULL, not a value, or the container itself (which the caller still owns).
+private func consume(_ child: OpaquePointer?, into parent: OpaquePointer?, _ what: String) throws -> Value {
+    guard let child = child else { throw AFSError(.invalidArgument, "\(what) is NULL") }
+    if child == parent { throw AFSError(.invalidArgument, "\(what) is the container itself (it was not consumed)") }
+    let h = try unbox(child, ValueHandle.self, what)  // a handle of another kind is not ours to free
+    defer { release(child, ValueHandle.self) }
+    return h.value
+}
+
+@_cdecl("afs_value_dict_set")
+public func afs_value_dict_set(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ keyLen: Int,
+                               _ value: OpaquePointer?, _ err: UnsafeMutableRawPointer?) -> Int32 {
+    status(err) {
+        let v = try consume(value, into: dict, "value")
+        let d = try unbox(dict, ValueHandle.self, "dict")
+        let k = try stringArg(key, keyLen, "key")
+        try d.value.dictSet(k, v)
+    }
+}
+
+@_cdecl("afs_value_append")
+public func afs_value_append(_ container: OpaquePointer?, _ value: OpaquePointer?, _ err: UnsafeMutableRawPointer?) -> Int32 {
+    status(err) {
+        let v = try consume(value, into: container, "value")
+        let c = try unbox(container, ValueHandle.self, "array_or_set")
+        try c.value.append(v)
+    }
+}
+
+@_cdecl("afs_value_parse_json")
+public func afs_value_parse_json(_ json: UnsafePointer<CChar>?, _ len: Int, _ err: UnsafeMutableRawPointer?) -> OpaquePointer? {
+    pointer(err) { box(ValueHandle(try JSONParser.parse(try bytesArg(json, len, "json")))) }
+}
+
+@_cdecl("afs_value_kind_of")
+public func afs_value_kind_of(_ v: OpaquePointer?) -> Int32 {
+    peek(v, ValueHandle.self)?.value.kind.rawValue ?? Value.Kind.null.rawValue
+}
+
+@_cdecl("afs_value_free")
+public func afs_value_free(_ v: OpaquePointer?) { release(v, ValueHandle.self) }
