@@ -21,8 +21,9 @@ public enum PropertyListFormat: Int32, Sendable {
 /// **XML** is Apple's layout byte for byte where Foundation and this writer agree: the
 /// `<?xml …?>` declaration, the Apple DOCTYPE, `<plist version="1.0">`, one element per line
 /// indented by tabs, `<dict/>` and `<array/>` for empty containers, `<true/>`/`<false/>`,
-/// `<integer>` in decimal, and `<data>` as base64 on its own lines, indented like the tag,
-/// `76 - 8 × indent` characters per line (CoreFoundation's layout). Text escapes `&` `<` `>`
+/// `<integer>` in decimal, and `<data>` as base64 on its own lines, indented like the tag
+/// but by at most 8 tabs, `76 - 8 × min(indent, 8)` characters per line (CoreFoundation's
+/// layout; Foundation writes the same bytes for trees without reals). Text escapes `&` `<` `>`
 /// and writes CR as `&#13;` so that it survives XML line-end normalisation (CoreFoundation
 /// writes it raw; Python's plistlib turns it into LF). Reals use `formatDouble`
 /// (`1e+16`, `0.1`, `-0`), and `nan`, `+infinity`, `-infinity`; CoreFoundation writes
@@ -37,10 +38,12 @@ public enum PropertyListFormat: Int32, Sendable {
 /// equal trees, whatever their insertion order.
 ///
 /// **Binary** is `bplist00`: header, objects, offset table, 32-byte trailer. Objects are
-/// numbered depth first as CoreFoundation and plistlib do (a container, then all its keys,
-/// then its values); equal scalars (strings, keys, integers, doubles by bit pattern, bools,
-/// data) are written once and shared. Dictionary keys keep insertion order (CoreFoundation
-/// writes its hash order, so there is no Apple byte layout to match). Integers take 1, 2, 4
+/// numbered depth first (a container, then all its keys, then its values) and equal
+/// scalars (strings, keys, integers, doubles by bit pattern, bools, data) are written once
+/// and shared, as plistlib does: for a tree whose keys were inserted in sorted order and
+/// that has no NaN or -0.0 (plistlib never shares NaNs, and merges -0.0 into 0.0) the bytes
+/// are plistlib's. Dictionary keys keep insertion order (CoreFoundation writes its hash
+/// order, so there is no Apple byte layout to match). Integers take 1, 2, 4
 /// or 8 bytes (negative ones 8); strings are ASCII (type 5) when they can be, else UTF-16BE
 /// (type 6) with surrogate pairs; doubles are 8-byte reals. Offset and reference sizes are
 /// the smallest of 1, 2, 4, 8 bytes that CoreFoundation accepts: references must hold the
