@@ -20,22 +20,27 @@
 /// XML: UTF-8 only (a byte-order mark is skipped; a declared encoding other than UTF-8 or
 /// ASCII and UTF-16 input are errors), with the XML declaration, DOCTYPE, comments,
 /// processing instructions, the five named entities, `&#N;`/`&#xN;` references to any
-/// Unicode scalar, and CDATA sections. Line ends in text are kept as they are, CR included,
-/// as CoreFoundation reads them (XML 1.0 would turn CR LF and lone CR into LF, as plistlib
-/// does; CoreFoundation writes a CR in a string raw, so normalising would change its data,
-/// and plistlib never writes a raw CR). The
-/// root is `<plist>` holding one value, or a bare value element. Whitespace around
-/// `<integer>`, `<real>`, `<date>` and `<data>` content is ignored; integers may be
-/// decimal or `0x` hex with a sign. Anything else is an error.
+/// Unicode scalar, and CDATA sections (entities declared in a DOCTYPE are not expanded: a
+/// reference to one is an error, so there is no entity expansion to bomb). The root is `<plist>` holding one value, or a bare
+/// value element. Whitespace around `<integer>`, `<real>`, `<date>` and `<data>` content
+/// is ignored; integers may be decimal or `0x` hex, with a sign. Line ends in text are kept
+/// as they are, CR included, as CoreFoundation reads them: XML 1.0 would turn CR LF and a
+/// lone CR into LF (plistlib does), but CoreFoundation writes a CR in a string raw, so
+/// normalising would change its data, and plistlib never writes a raw CR. Anything else
+/// is an error.
 ///
-/// Binary: every trailer field, offset, count and reference is checked before it is used;
-/// objects may be shared (they are decoded once), a reference cycle is an error, and so is
-/// a file whose tree, with shared objects counted at every place they are referenced,
-/// would hold more than `max(64 × file size, 2^20)` values (a "billion laughs" guard:
-/// the decoded `Value` shares storage, but code walking it would not).
+/// Binary: every trailer field, offset, count and reference is checked before it is used.
+/// Objects may be shared (each offset is decoded once), but decoding may not read more
+/// bytes than the object area holds (only overlapping objects could make it), so work and
+/// memory stay proportional to the file. A reference cycle is an error, and so is a file
+/// whose tree, with shared objects counted at every place they are referenced, would hold
+/// more than `max(64 × file size, 2^20)` values (a "billion laughs" guard: the decoded
+/// `Value` shares storage, but code walking it would not).
 ///
-/// Nesting deeper than `maxDepth` containers is an error in both formats; both parsers
-/// keep their own stack, so no input can overflow the thread's stack.
+/// Nesting deeper than `maxDepth` containers is an error in both formats. Both parsers
+/// keep their own stack, so no input can overflow the thread's stack while parsing; a very
+/// large `maxDepth` still lets through trees that recursive code (including releasing a
+/// `Value`) may not survive, which is why the default is 512.
 public enum PropertyListReader {
     /// The default limit on container nesting.
     public static let defaultMaxDepth = 512
@@ -83,6 +88,10 @@ private struct BinaryPlistReader {
     /// Where the offset table starts; objects live in `8..<tableOffset`.
     var tableOffset = 0
     var offsets: [Int] = []
+    /// When two objects share an offset: the first object number with each one's offset.
+    var alias: [Int]? = nil
+    /// Object-area bytes not yet decoded; objects that overlap would drive it below zero.
+    var budget = 0
 
     enum ContainerKind { case array, set, dict }
 
@@ -147,6 +156,7 @@ private struct BinaryPlistReader {
         guard top < count else { throw fail("top object \(top) does not exist (\(count) objects)", t + 16) }
         topObject = Int(top)
         offsets = [Int](repeating: 0, count: objectCount)
+        var increasing = true
         for i in 0..<objectCount {
             let at = tableOffset + i * offsetSize
             let o = uint(at, offsetSize)
@@ -154,7 +164,18 @@ private struct BinaryPlistReader {
                 throw fail("object \(i) has offset \(o), outside the objects (8 to \(tableOffset - 1))", at)
             }
             offsets[i] = Int(o)
+            if i > 0 && offsets[i] <= offsets[i - 1] { increasing = false }
         }
+        if !increasing {  // writers lay objects out in order; only then can offsets repeat
+            var first: [Int: Int] = [:]
+            alias = (0..<objectCount).map { i in
+                if let f = first[offsets[i]] { return f }
+                first[offsets[i]] = i
+                return i
+            }
+            topObject = alias![topObject]
+        }
+        budget = tableOffset - 8
     }
 
     /// Checks that `length` bytes from `start` lie inside the object area.
@@ -188,40 +209,58 @@ private struct BinaryPlistReader {
         try need(start, bytes, object: object)
     }
 
-    func object(_ obj: Int) throws -> Object {
+    /// Decodes object `obj` (a scalar whole, a container's header) and charges the bytes it
+    /// spans to `budget`.
+    mutating func object(_ obj: Int) throws -> Object {
+        let (o, end) = try decode(obj)
+        budget -= end - offsets[obj]
+        guard budget >= 0 else {
+            throw fail("objects overlap: decoding them needs more than the \(tableOffset - 8) bytes they occupy", offsets[obj])
+        }
+        return o
+    }
+
+    /// Object `obj` and the offset just past it.
+    func decode(_ obj: Int) throws -> (Object, Int) {
         let off = offsets[obj]
         let m = p[off]
         let low = Int(m & 0x0F)
         switch m >> 4 {
         case 0x0:
             switch m {
-            case 0x00: return .scalar(.null)
-            case 0x08: return .scalar(.bool(false))
-            case 0x09: return .scalar(.bool(true))
+            case 0x00: return (.scalar(.null), off + 1)
+            case 0x08: return (.scalar(.bool(false)), off + 1)
+            case 0x09: return (.scalar(.bool(true)), off + 1)
             default: throw fail("object \(obj) has the unknown type \(hexByte(m))", off)
             }
         case 0x1:
             guard low <= 4 else { throw fail("object \(obj) is an integer of \(1 << low) bytes", off) }
             let size = 1 << low
             try need(off + 1, size, object: obj)
+            let v: Value
             switch size {
-            case 1, 2, 4: return .scalar(.int(Int64(uint(off + 1, size))))
-            case 8: return .scalar(.int(Int64(bitPattern: uint(off + 1, 8))))
+            case 1, 2, 4: v = .int(Int64(uint(off + 1, size)))
+            case 8: v = .int(Int64(bitPattern: uint(off + 1, 8)))
             default:
                 // A signed 128-bit integer; plistlib writes 2^63...2^64-1 this way.
                 let hi = Int64(bitPattern: uint(off + 1, 8)), lo = uint(off + 9, 8)
-                if hi == 0 && lo <= UInt64(Int64.max) { return .scalar(.int(Int64(lo))) }
-                if hi == -1 && lo > UInt64(Int64.max) { return .scalar(.int(Int64(bitPattern: lo))) }
-                return .scalar(.double(Double(hi) * 18446744073709551616.0 + Double(lo)))
+                if hi == 0 && lo <= UInt64(Int64.max) {
+                    v = .int(Int64(lo))
+                } else if hi == -1 && lo > UInt64(Int64.max) {
+                    v = .int(Int64(bitPattern: lo))
+                } else {
+                    v = .double(Double(hi) * 18446744073709551616.0 + Double(lo))
+                }
             }
+            return (.scalar(v), off + 1 + size)
         case 0x2:
             if low == 2 {
                 try need(off + 1, 4, object: obj)
-                return .scalar(.double(Double(Float(bitPattern: UInt32(uint(off + 1, 4))))))
+                return (.scalar(.double(Double(Float(bitPattern: UInt32(uint(off + 1, 4)))))), off + 5)
             }
             guard low == 3 else { throw fail("object \(obj) is a real of \(1 << low) bytes", off) }
             try need(off + 1, 8, object: obj)
-            return .scalar(.double(Double(bitPattern: uint(off + 1, 8))))
+            return (.scalar(.double(Double(bitPattern: uint(off + 1, 8)))), off + 9)
         case 0x3:
             guard m == 0x33 else { throw fail("object \(obj) has the unknown type \(hexByte(m))", off) }
             try need(off + 1, 8, object: obj)
@@ -229,34 +268,35 @@ private struct BinaryPlistReader {
             guard let text = isoDate(seconds) else {
                 throw fail("object \(obj) is a date (\(seconds) s after 2001) outside the years 1 to 9999", off)
             }
-            return .scalar(.string(text))
+            return (.scalar(.string(text)), off + 9)
         case 0x4:
             let (c, start) = try count(off, low, object: obj)
             try need(start, c, object: obj)
-            return .scalar(.data(Array(UnsafeBufferPointer(start: p + start, count: c))))
+            return (.scalar(.data(Array(UnsafeBufferPointer(start: p + start, count: c)))), start + c)
         case 0x5:
             let (c, start) = try count(off, low, object: obj)
             try need(start, c, object: obj)
             for k in start..<(start + c) where p[k] >= 0x80 {
                 throw fail("object \(obj) is an ASCII string holding the byte \(hexByte(p[k]))", k)
             }
-            return .scalar(.string(String(decoding: UnsafeBufferPointer(start: p + start, count: c), as: UTF8.self)))
+            return (.scalar(.string(String(decoding: UnsafeBufferPointer(start: p + start, count: c), as: UTF8.self))), start + c)
         case 0x6:
             let (c, start) = try count(off, low, object: obj)
             try needArray(start, c, 2, object: obj)
-            return .scalar(.string(try utf16String(start, c, object: obj)))
+            return (.scalar(.string(try utf16String(start, c, object: obj))), start + 2 * c)
         case 0x8:
             let size = low + 1
             guard size <= 8 else { throw fail("object \(obj) is a UID of \(size) bytes", off) }
             try need(off + 1, size, object: obj)
             let v = uint(off + 1, size)
             guard v <= UInt64(Int64.max) else { throw fail("object \(obj) is the UID \(v), beyond Int64", off) }
-            return .scalar(.dict(ValueDict([("CF$UID", .int(Int64(v)))])))
+            return (.scalar(.dict(ValueDict([("CF$UID", .int(Int64(v)))]))), off + 1 + size)
         case 0xA, 0xC, 0xD:
             let (c, start) = try count(off, low, object: obj)
             let kind: ContainerKind = m >> 4 == 0xA ? .array : m >> 4 == 0xC ? .set : .dict
-            try needArray(start, c, kind == .dict ? 2 * refSize : refSize, object: obj)
-            return .container(kind, refsAt: start, count: c)
+            let unit = kind == .dict ? 2 * refSize : refSize
+            try needArray(start, c, unit, object: obj)
+            return (.container(kind, refsAt: start, count: c), start + c * unit)
         default:
             throw fail("object \(obj) has the unknown type \(hexByte(m))", off)
         }
@@ -287,7 +327,7 @@ private struct BinaryPlistReader {
     func reference(_ at: Int) throws -> Int {
         let r = uint(at, refSize)
         guard r < UInt64(objectCount) else { throw fail("reference to object \(r) (there are \(objectCount))", at) }
-        return Int(r)
+        return alias?[Int(r)] ?? Int(r)
     }
 
     mutating func read() throws -> Value {
@@ -570,22 +610,25 @@ private struct XMLPlistReader: ~Copyable {
         throw fail("unterminated \(what)", start)
     }
 
+    /// Skips one comment or processing instruction at `i`; false when there is none.
+    mutating func skipCommentOrPI() throws -> Bool {
+        let s = i
+        if at("<!--", i) {
+            i += 4
+            try skip(past: "-->", what: "comment", start: s)
+            return true
+        }
+        if at("<?", i) {
+            i += 2
+            try skip(past: "?>", what: "processing instruction", start: s)
+            return true
+        }
+        return false
+    }
+
     /// Skips whitespace, comments and processing instructions.
     mutating func skipMisc() throws {
-        while true {
-            skipSpace()
-            if at("<!--", i) {
-                let s = i
-                i += 4
-                try skip(past: "-->", what: "comment", start: s)
-            } else if at("<?", i) {
-                let s = i
-                i += 2
-                try skip(past: "?>", what: "processing instruction", start: s)
-            } else {
-                return
-            }
-        }
+        repeat { skipSpace() } while try skipCommentOrPI()
     }
 
     /// The XML declaration: only UTF-8 (or its ASCII subset) may be declared.
@@ -633,9 +676,7 @@ private struct XMLPlistReader: ~Copyable {
             } else if b == UInt8(ascii: "]") {
                 depth -= 1
             } else if at("<!--", i) {
-                let c = i
-                i += 4
-                try skip(past: "-->", what: "comment", start: c)
+                _ = try skipCommentOrPI()
                 continue
             } else if b == UInt8(ascii: ">") && depth <= 0 {
                 i += 1
@@ -763,15 +804,7 @@ private struct XMLPlistReader: ~Copyable {
                     let from = i
                     try skip(past: "]]>", what: "CDATA section", start: s)
                     scratch.append(UnsafeRawBufferPointer(start: p + from, count: i - 3 - from))
-                } else if at("<!--", i) {
-                    let s = i
-                    i += 4
-                    try skip(past: "-->", what: "comment", start: s)
-                } else if at("<?", i) {
-                    let s = i
-                    i += 2
-                    try skip(past: "?>", what: "processing instruction", start: s)
-                } else {
+                } else if try !skipCommentOrPI() {
                     throw fail("element inside <\(t.tag.name)>", i)
                 }
             } else if b == UInt8(ascii: "&") {
