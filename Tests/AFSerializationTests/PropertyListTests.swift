@@ -678,6 +678,34 @@ final class PropertyListTests: XCTestCase {
         XCTAssertGreaterThan(successes, 100)
     }
 
+    func testThatCorruptedXMLNeverCrashes() throws {
+        var rng = SplitMix64(seed: 0x5EED)
+        let sample = try PropertyListWriter.data(
+            ["a": [1, -2.5, "é😀 &amp; <x>", .data(Array(0..<40)), true, [:], []], "b": ["c": ["d": "e"]]], format: .xml)
+        let alphabet = Array("<>/&;#x[]!-?=\"' \tplistdickeyarraystringintegerrealtruefalsedata0123456789".utf8) + [0xC3, 0xA9, 0xFF, 0x0D]
+        var successes = 0
+        for round in 0..<4000 {
+            var bytes = sample
+            for _ in 0..<(1 + Int(rng.next() % 3)) {
+                let at = Int(rng.next() % UInt64(bytes.count))
+                switch rng.next() % 3 {
+                case 0: bytes[at] = alphabet[Int(rng.next() % UInt64(alphabet.count))]
+                case 1: bytes.remove(at: at)
+                default: bytes.insert(alphabet[Int(rng.next() % UInt64(alphabet.count))], at: at)
+                }
+            }
+            if round % 10 == 0 { bytes = Array(bytes[0..<Int(rng.next() % UInt64(bytes.count))]) }
+            do {
+                _ = try PropertyListReader.parse(bytes)
+                successes += 1
+            } catch let e as AFSError {
+                XCTAssertEqual(e.status, .invalidPlist)
+                XCTAssertNotNil(e.message.range(of: #" at byte offset \d+$"#, options: .regularExpression), e.message)
+            }
+        }
+        XCTAssertGreaterThan(successes, 50)
+    }
+
     /// A hand-made bplist00: `objects` in order, 8-byte offsets and references of `refSize`.
     func handMade(_ objects: [[UInt8]], refSize: UInt8 = 1, top: UInt64 = 0, count: UInt64? = nil, table: UInt64? = nil, offsetSize: UInt8 = 8) -> [UInt8] {
         var out = Array("bplist00".utf8)
@@ -768,6 +796,36 @@ final class PropertyListTests: XCTestCase {
             v = a[1]
         }
         XCTAssertEqual(v, "x")
+    }
+
+    /// A bplist00 with an object area laid out by hand and any offsets into it (absolute,
+    /// 4 bytes each); references of `refSize` bytes.
+    func rawPlist(_ area: [UInt8], offsets: [Int], refSize: UInt8) -> [UInt8] {
+        var out = Array("bplist00".utf8) + area
+        let table = out.count
+        for o in offsets { out += be32(UInt32(o)) }
+        out += [0, 0, 0, 0, 0, 0, 4, refSize]
+        out += be(UInt64(offsets.count)) + be(0) + be(UInt64(table))
+        return out
+    }
+
+    func testThatOverlappingObjectsCannotMultiplyTheWork() throws {
+        // Object 0 is an array of 1000 data objects; data object k starts 4k bytes into a
+        // run of headers `4F 11 0F A0` (4000 bytes each), so each one's bytes cover the
+        // next ones: 12 KB of file would decode to 4 MB (and scaled up, to gigabytes).
+        let n = 1000
+        let arrayHeader: [UInt8] = [0xAF, 0x11] + be16(UInt16(n)) + (1...n).flatMap { be16(UInt16($0)) }
+        let run = (0..<n).flatMap { _ in [0x4F, 0x11, 0x0F, 0xA0] as [UInt8] } + [UInt8](repeating: 0x41, count: 4000)
+        let start = 8 + arrayHeader.count
+        let overlapping = rawPlist(arrayHeader + run, offsets: [8] + (0..<n).map { start + 4 * $0 }, refSize: 2)
+        expectBinaryError(overlapping, "objects overlap: decoding them needs more than the")
+        // Many object numbers at one offset are one object, decoded once.
+        let data: [UInt8] = [0x4F, 0x11, 0x27, 0x10] + [UInt8](repeating: 7, count: 10_000)
+        let aliased = rawPlist(arrayHeader + data, offsets: [8] + Array(repeating: start, count: n), refSize: 2)
+        let v = try PropertyListReader.parse(aliased)
+        XCTAssertEqual(v, .array(Array(repeating: .data(Array(repeating: 7, count: 10_000)), count: n)))
+        // Two objects at one offset that is also the array's: a cycle, found through the alias.
+        expectBinaryError(rawPlist([0xA1, 0x01], offsets: [8, 8], refSize: 1), "reference cycle")
     }
 
     func testThatEmptyInputIsAnError() {
