@@ -857,7 +857,7 @@ final class PropertyListTests: XCTestCase {
 
 // MARK: - Random trees
 
-struct SplitMix64: RandomNumberGenerator {
+private struct SplitMix64: RandomNumberGenerator {
     var state: UInt64
     init(seed: UInt64) { state = seed }
     mutating func next() -> UInt64 {
@@ -869,7 +869,7 @@ struct SplitMix64: RandomNumberGenerator {
     }
 }
 
-struct TreeOptions: OptionSet {
+private struct TreeOptions: OptionSet {
     let rawValue: Int
     /// No doubles (CoreFoundation writes them differently).
     static let noReals = TreeOptions(rawValue: 1)
@@ -891,7 +891,7 @@ private let valuePieces = [
 private let keyPieces = ["a", "b", "Key", "z", "é", "日本", "&", "<", " ", "_", "1", "\u{FF61}", "😀", "\u{E000}", "\u{10000}"]
 private let bmpKeyPieces = ["a", "b", "Key", "z", "é", "日本", "&", "<", " ", "_", "1", "Ω"]
 
-func randomTree(_ rng: inout SplitMix64, depth: Int, options: TreeOptions) -> Value {
+private func randomTree(_ rng: inout SplitMix64, depth: Int, options: TreeOptions) -> Value {
     func pick<T>(_ a: [T]) -> T { a[Int(rng.next() % UInt64(a.count))] }
     func text(_ pieces: [String], max: Int) -> String {
         var s = ""
@@ -929,7 +929,7 @@ func randomTree(_ rng: inout SplitMix64, depth: Int, options: TreeOptions) -> Va
     }
 }
 
-func deepArray(_ depth: Int, leaf: Value) -> Value {
+private func deepArray(_ depth: Int, leaf: Value) -> Value {
     var v = leaf
     for _ in 0..<depth { v = [v] }
     return v
@@ -937,7 +937,7 @@ func deepArray(_ depth: Int, leaf: Value) -> Value {
 
 /// Equal trees, with doubles compared by bits (any NaN equals any NaN; with
 /// `zeroSign: false`, 0.0 equals -0.0) and dictionaries regardless of order.
-func sameTree(_ a: Value, _ b: Value, zeroSign: Bool = true) -> Bool {
+private func sameTree(_ a: Value, _ b: Value, zeroSign: Bool = true) -> Bool {
     switch (a, b) {
     case (.double(let x), .double(let y)):
         if x.isNaN || y.isNaN { return x.isNaN && y.isNaN }
@@ -953,7 +953,7 @@ func sameTree(_ a: Value, _ b: Value, zeroSign: Bool = true) -> Bool {
 
 // MARK: - Foundation and tagged-JSON converters
 
-func foundationObject(_ v: Value) -> Any {
+private func foundationObject(_ v: Value) -> Any {
     switch v {
     case .bool(let b): return b
     case .int(let i): return NSNumber(value: i)
@@ -969,12 +969,12 @@ func foundationObject(_ v: Value) -> Any {
     }
 }
 
-struct ConversionError: Error { let what: String }
+private struct ConversionError: Error { let what: String }
 
 /// Linux Foundation's plist objects as a Value: `Bool` is a bool; an NSNumber is a real when
 /// its objCType is "d" or "f", else an integer ("Q" beyond Int64 becomes a double, as in
 /// our reader).
-func valueFromFoundation(_ x: Any) throws -> Value {
+private func valueFromFoundation(_ x: Any) throws -> Value {
     if type(of: x) == Bool.self { return .bool(x as! Bool) }
     if let s = x as? String { return .string(s) }
     if let d = x as? Data { return .data([UInt8](d)) }
@@ -994,7 +994,7 @@ func valueFromFoundation(_ x: Any) throws -> Value {
 }
 
 /// The plistlib script's `[kind, payload]` tags as a Value, decoded as our reader decodes.
-func valueFromTagged(_ x: Any) throws -> Value {
+private func valueFromTagged(_ x: Any) throws -> Value {
     guard let pair = x as? [Any], pair.count == 2, let kind = pair[0] as? String else { throw ConversionError(what: "\(x)") }
     let payload = pair[1]
     switch kind {
@@ -1018,17 +1018,17 @@ func valueFromTagged(_ x: Any) throws -> Value {
     }
 }
 
-func hex(_ s: String) -> [UInt8] {
+private func hex(_ s: String) -> [UInt8] {
     let digits = Array(s.utf8.filter { $0 != UInt8(ascii: " ") })
     return stride(from: 0, to: digits.count, by: 2).map { UInt8(String(decoding: digits[$0..<($0 + 2)], as: UTF8.self), radix: 16)! }
 }
 
-func be(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) } }
-func be32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32($0))) } }
-func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
+private func be(_ v: UInt64) -> [UInt8] { (0..<8).map { UInt8(truncatingIfNeeded: v >> (56 - 8 * UInt64($0))) } }
+private func be32(_ v: UInt32) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (24 - 8 * UInt32($0))) } }
+private func be16(_ v: UInt16) -> [UInt8] { [UInt8(v >> 8), UInt8(v & 0xFF)] }
 
 /// Where two trees first differ (for failure messages), or nil when `sameTree` holds.
-func treeDiff(_ a: Value, _ b: Value, zeroSign: Bool = true, _ path: String = "$") -> String? {
+private func treeDiff(_ a: Value, _ b: Value, zeroSign: Bool = true, _ path: String = "$") -> String? {
     switch (a, b) {
     case (.array(let x), .array(let y)):
         if x.count != y.count { return "\(path): \(x.count) vs \(y.count) elements" }
