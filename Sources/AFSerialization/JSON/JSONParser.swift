@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A strict RFC 8259 JSON reader producing a `Value` tree.
 ///
 /// Strict means: exactly one value surrounded by optional whitespace (space, tab, CR, LF
@@ -57,6 +65,18 @@ public enum JSONParser {
 
 // MARK: - The reader
 
+/// Whether two strings have the same UTF-8 bytes (`==` on String is canonical equivalence).
+@inline(__always)
+func utf8Equal(_ a: String, _ b: String) -> Bool {
+    let r: Bool?? = a.utf8.withContiguousStorageIfAvailable { pa in
+        b.utf8.withContiguousStorageIfAvailable { pb in
+            pa.count == pb.count && (pa.count == 0 || memcmp(pa.baseAddress!, pb.baseAddress!, pa.count) == 0)
+        }
+    }
+    if let r, let r { return r }
+    return a.utf8.elementsEqual(b.utf8)
+}
+
 private let asciiQuote = UInt8(ascii: "\"")
 private let asciiBackslash = UInt8(ascii: "\\")
 
@@ -66,7 +86,53 @@ private let exactPowersOfTen: [Double] = [
     1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ]
 
-struct JSONReader {
+/// A stack of values in `malloc` memory from which finished containers take their members
+/// by moving them (no retain/release per member, no per-container scratch arrays).
+struct MoveStack<Element>: ~Copyable {
+    var base: UnsafeMutablePointer<Element>
+    var count = 0
+    var capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        base = .allocate(capacity: capacity)
+    }
+
+    deinit {
+        base.deinitialize(count: count)
+        base.deallocate()
+    }
+
+    @inline(__always)
+    mutating func push(_ e: __owned Element) {
+        if count == capacity { grow() }
+        (base + count).initialize(to: e)
+        count &+= 1
+    }
+
+    mutating func grow() {
+        let c = capacity &* 2
+        let p = UnsafeMutablePointer<Element>.allocate(capacity: c)
+        p.moveInitialize(from: base, count: count)
+        base.deallocate()
+        base = p
+        capacity = c
+    }
+
+    /// Moves the elements from `start` to the top into a new array.
+    @inline(__always)
+    mutating func popArray(from start: Int) -> [Element] {
+        let n = count &- start
+        let a = [Element](unsafeUninitializedCapacity: n) { buffer, initialized in
+            buffer.baseAddress!.moveInitialize(from: base + start, count: n)
+            initialized = n
+        }
+        count = start
+        return a
+    }
+}
+
+struct JSONReader: ~Copyable {
     /// An open container: whether it is an object, and where its members start on the
     /// value and key stacks.
     struct Frame {
@@ -80,12 +146,16 @@ struct JSONReader {
     let maxDepth: Int
     var i = 0
     /// Finished members of every open container, innermost last.
-    var values: [Value] = []
+    var values = MoveStack<Value>(capacity: 64)
     /// Keys of every open object, parallel to their values.
-    var keys: [String] = []
+    var keys = MoveStack<String>(capacity: 32)
     var frames: [Frame] = []
     /// Unescaped bytes of a string that contains escapes.
     var scratch: [UInt8] = []
+    /// The last object built at each nesting level: the next object there with the same
+    /// keys in the same order (records in an array) starts from a copy of it, sharing its
+    /// key list and index, so its keys are neither hashed twice nor reinserted.
+    var shapes: [ValueDict] = []
 
     init(_ p: UnsafePointer<UInt8>, _ n: Int, maxDepth: Int) {
         self.p = p
@@ -192,7 +262,7 @@ struct JSONReader {
 
             // `v` is complete: hand it to its container, closing containers as they end.
             while let top = frames.last {
-                values.append(v)
+                values.push(v)
                 skipWhitespace()
                 guard i < n else {
                     throw unexpected(top.isObject ? "',' or '}' after an object member" : "',' or ']' after an array element")
@@ -232,29 +302,54 @@ struct JSONReader {
         guard i < n && p[i] == asciiQuote else {
             throw unexpected(afterComma ? "a string key after ',' (trailing commas are not allowed)" : "a string key or '}'")
         }
-        keys.append(try string())
+        keys.push(try string())
         skipWhitespace()
         guard i < n && p[i] == UInt8(ascii: ":") else { throw unexpected("':' after an object key") }
         i &+= 1
         skipWhitespace()
     }
 
+    @inline(__always)
     mutating func closeArray(_ f: Frame) -> [Value] {
-        let a = Array(values[f.valueStart...])
-        values.removeSubrange(f.valueStart...)
-        return a
+        values.popArray(from: f.valueStart)
     }
 
     mutating func closeObject(_ f: Frame) -> ValueDict {
-        var d = ValueDict()
-        var v = f.valueStart
-        for k in f.keyStart..<keys.count {
-            d[keys[k]] = values[v]  // a repeated key keeps its position, takes the last value
-            v &+= 1
+        let count = keys.count &- f.keyStart
+        let level = frames.count &- 1
+        let k = keys.base + f.keyStart
+        let v = values.base + f.valueStart
+        defer {
+            keys.count = f.keyStart
+            values.count = f.valueStart
         }
-        values.removeSubrange(f.valueStart...)
-        keys.removeSubrange(f.keyStart...)
+        if level < shapes.count {
+            let shape = shapes[level]
+            if shape.count == count && JSONReader.sameKeys(shape.keys, k, count) {
+                var d = shape
+                for j in 0..<count {
+                    let key = (k + j).move()
+                    d[key] = (v + j).move()
+                }
+                return d
+            }
+        }
+        var d = ValueDict()
+        for j in 0..<count {
+            let key = (k + j).move()
+            d[key] = (v + j).move()  // a repeated key keeps its position, takes the last value
+        }
+        while shapes.count <= level { shapes.append(ValueDict()) }
+        shapes[level] = d
         return d
+    }
+
+    /// Whether `keys` equals the `count` strings at `k`, byte for byte and in order.
+    static func sameKeys(_ keys: [String], _ k: UnsafeMutablePointer<String>, _ count: Int) -> Bool {
+        for j in 0..<count {
+            if !utf8Equal(keys[j], k[j]) { return false }
+        }
+        return true
     }
 
     mutating func literal(_ word: StaticString) throws {
