@@ -177,6 +177,21 @@ final class JSONParserTests: XCTestCase {
         XCTAssertEqual(second["b"], 4)
     }
 
+    func testThatReusedKeysAreStillCheckedStrictly() {
+        // An escaped key of one object must not let the same bytes through raw in the next.
+        let cases: [([UInt8], Int)] = [
+            (Array(#"[{"\u0001":1},{""#.utf8) + [0x01] + Array(#"":2}]"#.utf8), 16),
+            (Array(#"[{"a\"b":1},{"a"b":2}]"#.utf8), 16),
+            (Array(#"[{"a":1},{"a"#.utf8), 12),
+            (Array("[{\"ab\":1},{\"ab".utf8) + [0xFF] + Array("\":1}]".utf8), 14),
+        ]
+        for (bytes, at) in cases {
+            let e = parseError(bytes)
+            XCTAssertEqual(e?.status, .invalidJSON, String(decoding: bytes, as: UTF8.self))
+            XCTAssertEqual(offset(of: e), at, e?.message ?? "")
+        }
+    }
+
     func testThatTheThreeEntryPointsAgree() throws {
         let text = #"{"k":[1,2.5,"é",true,null]}"#
         let a = try JSONParser.parse(text)

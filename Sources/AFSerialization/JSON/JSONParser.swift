@@ -65,18 +65,6 @@ public enum JSONParser {
 
 // MARK: - The reader
 
-/// Whether two strings have the same UTF-8 bytes (`==` on String is canonical equivalence).
-@inline(__always)
-func utf8Equal(_ a: String, _ b: String) -> Bool {
-    let r: Bool?? = a.utf8.withContiguousStorageIfAvailable { pa in
-        b.utf8.withContiguousStorageIfAvailable { pb in
-            pa.count == pb.count && (pa.count == 0 || memcmp(pa.baseAddress!, pb.baseAddress!, pa.count) == 0)
-        }
-    }
-    if let r, let r { return r }
-    return a.utf8.elementsEqual(b.utf8)
-}
-
 private let asciiQuote = UInt8(ascii: "\"")
 private let asciiBackslash = UInt8(ascii: "\\")
 
@@ -137,6 +125,8 @@ struct JSONReader: ~Copyable {
     /// value and key stacks.
     struct Frame {
         var isObject: Bool
+        /// An object whose keys so far are those of the last object at its level.
+        var matchesShape: Bool
         var valueStart: Int
         var keyStart: Int
     }
@@ -149,13 +139,15 @@ struct JSONReader: ~Copyable {
     var values = MoveStack<Value>(capacity: 64)
     /// Keys of every open object, parallel to their values.
     var keys = MoveStack<String>(capacity: 32)
-    var frames: [Frame] = []
+    var frames = MoveStack<Frame>(capacity: 16)
     /// Unescaped bytes of a string that contains escapes.
     var scratch: [UInt8] = []
     /// The last object built at each nesting level: the next object there with the same
     /// keys in the same order (records in an array) starts from a copy of it, sharing its
     /// key list and index, so its keys are neither hashed twice nor reinserted.
     var shapes: [ValueDict] = []
+    /// The keys of `shapes`, level by level.
+    var shapeKeys: [[String]] = []
 
     init(_ p: UnsafePointer<UInt8>, _ n: Int, maxDepth: Int) {
         self.p = p
@@ -228,7 +220,9 @@ struct JSONReader: ~Copyable {
                     i &+= 1
                     v = .dict(ValueDict())
                 } else {
-                    frames.append(Frame(isObject: true, valueStart: values.count, keyStart: keys.count))
+                    let level = frames.count
+                    let known = level < shapeKeys.count && !shapeKeys[level].isEmpty
+                    frames.push(Frame(isObject: true, matchesShape: known, valueStart: values.count, keyStart: keys.count))
                     try key(afterComma: false)
                     continue outer
                 }
@@ -240,7 +234,7 @@ struct JSONReader: ~Copyable {
                     i &+= 1
                     v = .array([])
                 } else {
-                    frames.append(Frame(isObject: false, valueStart: values.count, keyStart: keys.count))
+                    frames.push(Frame(isObject: false, matchesShape: false, valueStart: values.count, keyStart: keys.count))
                     continue outer
                 }
             case asciiQuote:
@@ -261,7 +255,8 @@ struct JSONReader: ~Copyable {
             }
 
             // `v` is complete: hand it to its container, closing containers as they end.
-            while let top = frames.last {
+            while frames.count > 0 {
+                let top = frames.base[frames.count &- 1]
                 values.push(v)
                 skipWhitespace()
                 guard i < n else {
@@ -283,7 +278,7 @@ struct JSONReader: ~Copyable {
                     i &+= 1
                     v = .array(closeArray(top))
                 }
-                frames.removeLast()
+                frames.count &-= 1
             }
             return v
         }
@@ -302,11 +297,59 @@ struct JSONReader: ~Copyable {
         guard i < n && p[i] == asciiQuote else {
             throw unexpected(afterComma ? "a string key after ',' (trailing commas are not allowed)" : "a string key or '}'")
         }
-        keys.push(try string())
+        let f = frames.count &- 1
+        if frames.base[f].matchesShape {
+            let j = keys.count &- frames.base[f].keyStart
+            let known = shapeKeys[f]
+            if j < known.count && reuseKey(known[j]) {
+                // `i` is past the key.
+            } else {
+                frames.base[f].matchesShape = false
+                keys.push(try string())
+            }
+        } else {
+            keys.push(try string())
+        }
         skipWhitespace()
         guard i < n && p[i] == UInt8(ascii: ":") else { throw unexpected("':' after an object key") }
         i &+= 1
         skipWhitespace()
+    }
+
+    /// If the string at `i` is exactly `candidate` with no escapes, pushes `candidate` as
+    /// the key (no new String) and steps past the string.
+    @inline(__always)
+    mutating func reuseKey(_ candidate: String) -> Bool {
+        let start = i &+ 1
+        var q = start
+        while q &+ 8 <= n && JSONReader.keyStopMask(UnsafeRawPointer(p + q).loadUnaligned(as: UInt64.self)) == 0 {
+            q &+= 8
+        }
+        while q < n {
+            let c = p[q]
+            if c == asciiQuote { break }
+            if c == asciiBackslash || c < 0x20 { return false }
+            q &+= 1
+        }
+        guard q < n else { return false }
+        let len = q &- start
+        let same: Bool? = candidate.utf8.withContiguousStorageIfAvailable { k in
+            k.count == len && (len == 0 || memcmp(k.baseAddress!, p + start, len) == 0)
+        }
+        guard same == true else { return false }
+        keys.push(candidate)
+        i = q &+ 1
+        return true
+    }
+
+    /// Nonzero when one of the 8 bytes is `"`, `\` or below 0x20.
+    @inline(__always)
+    static func keyStopMask(_ w: UInt64) -> UInt64 {
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let q = w ^ (ones &* 0x22)
+        let b = w ^ (ones &* 0x5C)
+        let m = ((w &- ones &* 0x20) & ~w) | ((q &- ones) & ~q) | ((b &- ones) & ~b)
+        return m & 0x8080_8080_8080_8080
     }
 
     @inline(__always)
@@ -323,33 +366,28 @@ struct JSONReader: ~Copyable {
             keys.count = f.keyStart
             values.count = f.valueStart
         }
-        if level < shapes.count {
-            let shape = shapes[level]
-            if shape.count == count && JSONReader.sameKeys(shape.keys, k, count) {
-                var d = shape
-                for j in 0..<count {
-                    let key = (k + j).move()
-                    d[key] = (v + j).move()
-                }
-                return d
+        if f.matchesShape && shapes[level].count == count {
+            // Same keys in the same order as the last object here (checked key by key as
+            // they were read): start from it, sharing its key list and index.
+            var d = shapes[level]
+            for j in 0..<count {
+                let key = (k + j).move()
+                d[key] = (v + j).move()
             }
+            return d
         }
         var d = ValueDict()
         for j in 0..<count {
             let key = (k + j).move()
             d[key] = (v + j).move()  // a repeated key keeps its position, takes the last value
         }
-        while shapes.count <= level { shapes.append(ValueDict()) }
-        shapes[level] = d
-        return d
-    }
-
-    /// Whether `keys` equals the `count` strings at `k`, byte for byte and in order.
-    static func sameKeys(_ keys: [String], _ k: UnsafeMutablePointer<String>, _ count: Int) -> Bool {
-        for j in 0..<count {
-            if !utf8Equal(keys[j], k[j]) { return false }
+        while shapes.count <= level {
+            shapes.append(ValueDict())
+            shapeKeys.append([])
         }
-        return true
+        shapes[level] = d
+        shapeKeys[level] = d.keys
+        return d
     }
 
     mutating func literal(_ word: StaticString) throws {
