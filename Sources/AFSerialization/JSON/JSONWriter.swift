@@ -153,7 +153,7 @@ extension JSONWriter {
                 out.append("null" as StaticString)
             case .dict(let d):
                 guard depth < JSONWriter.maxDepth else { throw JSONWriteFailure.tooDeep() }
-                try dict(d, depth: depth, to: &out)
+                try dict(keys: d.keys, values: d.values, depth: depth, to: &out)
             case .array(let a):
                 guard depth < JSONWriter.maxDepth else { throw JSONWriteFailure.tooDeep() }
                 try array(a, depth: depth, to: &out)
@@ -189,15 +189,15 @@ extension JSONWriter {
             out.append(UInt8(ascii: "]"))
         }
 
-        func dict(_ d: ValueDict, depth: Int, to out: inout ByteWriter) throws(JSONWriteFailure) {
+        func dict(keys: [String], values: [Value], depth: Int, to out: inout ByteWriter) throws(JSONWriteFailure) {
             out.append(UInt8(ascii: "{"))
-            if d.isEmpty {
+            if keys.isEmpty {
                 if pretty { out.append(UInt8(ascii: "\n")); newline(depth, to: &out) }
                 out.append(UInt8(ascii: "}"))
                 return
             }
-            try d.keys.withUnsafeBufferPointer { (keys) throws(JSONWriteFailure) in
-                try d.values.withUnsafeBufferPointer { (values) throws(JSONWriteFailure) in
+            try keys.withUnsafeBufferPointer { (keys) throws(JSONWriteFailure) in
+                try values.withUnsafeBufferPointer { (values) throws(JSONWriteFailure) in
                     if sorted {
                         // Sort member indices in stack memory; keys compare by UTF-8 bytes.
                         try withUnsafeTemporaryAllocation(of: Int.self, capacity: keys.count) {
