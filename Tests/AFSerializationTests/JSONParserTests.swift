@@ -364,7 +364,7 @@ final class JSONParserTests: XCTestCase {
                 let bytes = try JSONWriter.data(tree, options: options)
                 let back = try JSONParser.parse(bytes, allowFragments: false)
                 guard back == tree else {
-                    debugDiff(tree, back)
+                    printDifferences(tree, back)
                     return XCTFail("seed \(seed), options \(options.rawValue): \(String(decoding: bytes, as: UTF8.self))")
                 }
                 if options.isEmpty {
@@ -388,16 +388,17 @@ final class JSONParserTests: XCTestCase {
     }
 }
 
-func debugDiff(_ a: Value, _ b: Value, _ path: String = "") {
+/// Prints where two trees differ (to explain a failed round trip).
+private func printDifferences(_ a: Value, _ b: Value, _ path: String = "") {
     switch (a, b) {
     case (.dict(let x), .dict(let y)):
         if x.keys.count != y.keys.count || !zip(x.keys, y.keys).allSatisfy({ $0.utf8.elementsEqual($1.utf8) }) {
             print("keys differ at \(path): \(x.keys.map { Array($0.utf8) }) vs \(y.keys.map { Array($0.utf8) })")
         }
-        for (k, v) in x.pairs { if let w = y[k] { debugDiff(v, w, path + "[\(k.debugDescription)]") } else { print("missing \(k.debugDescription) at \(path)") } }
+        for (k, v) in x.pairs { if let w = y[k] { printDifferences(v, w, path + "[\(k.debugDescription)]") } else { print("missing \(k.debugDescription) at \(path)") } }
     case (.array(let x), .array(let y)):
         if x.count != y.count { print("count differs at \(path)") }
-        for (i, (v, w)) in zip(x, y).enumerated() { debugDiff(v, w, path + "[\(i)]") }
+        for (i, (v, w)) in zip(x, y).enumerated() { printDifferences(v, w, path + "[\(i)]") }
     default:
         if a != b { print("differ at \(path): \(a) vs \(b)") }
     }

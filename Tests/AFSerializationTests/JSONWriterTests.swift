@@ -314,6 +314,26 @@ final class JSONWriterTests: XCTestCase {
         }
     }
 
+    func testThatNestingIsLimitedLikeTheParser() throws {
+        func nested(_ n: Int, _ inner: Value = 1) -> Value {
+            var v = inner
+            for i in 0..<n { v = i % 2 == 0 ? .array([v]) : .dict(ValueDict([("k", v)])) }
+            return v
+        }
+        let ok = try JSONWriter.data(nested(JSONWriter.maxDepth))
+        XCTAssertNotNil(try? JSONParser.parse(ok))
+        XCTAssertThrowsError(try JSONWriter.data(nested(JSONWriter.maxDepth + 1))) { error in
+            let e = error as? AFSError
+            XCTAssertEqual(e?.status, .invalidJSON)
+            // 513 containers: the path of the innermost one is long, so its middle is elided.
+            let steps = String(repeating: "[0][\"k\"]", count: 6)
+            XCTAssertEqual(
+                e?.message,
+                JSONWriter.invalidParametersMessage
+                    + " (a container nested deeper than 512 levels at parameters\(steps)[…]\(steps))")
+        }
+    }
+
     func testThatAFailedWriteLeavesTheBufferAsItWas() throws {
         var out = ByteWriter()
         out.append("prefix" as StaticString)

@@ -40,7 +40,7 @@ public enum JSONParser {
     ///   - maxDepth: the most containers that may be nested inside one another.
     /// - Returns: the value.
     /// - Throws: `AFSError` `.invalidJSON` with the byte offset of the problem.
-    ///   C: `afs_value_parse_json`, `afs_response_serializer_decode`.
+    ///   C: `afs_value_parse_json`, `afs_response_object` with a JSON response serializer.
     public static func parse(
         _ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool = true, maxDepth: Int = defaultMaxDepth
     ) throws -> Value {

@@ -40,16 +40,20 @@ public enum JSONWriter {
     /// error message starts with it.
     public static let invalidParametersMessage = "The `parameters` argument is not valid JSON."
 
+    /// The most containers that may be nested inside one another, as in `JSONParser`: what
+    /// the writer accepts can be read back, and no caller's tree can exhaust the stack.
+    public static let maxDepth = JSONParser.defaultMaxDepth
+
     /// Appends `value` as JSON to `out`.
     /// - Parameters:
     ///   - value: the tree to write.
     ///   - options: NSJSONSerialization's writing options.
     ///   - out: the buffer; on failure it is left as it was before the call.
-    /// - Throws: `AFSError` `.invalidJSON` for NaN or infinite doubles, data, sets, and a
-    ///   scalar top level without `fragmentsAllowed`. The message is
+    /// - Throws: `AFSError` `.invalidJSON` for NaN or infinite doubles, data, sets, a scalar
+    ///   top level without `fragmentsAllowed`, and nesting deeper than `maxDepth`. The message is
     ///   `invalidParametersMessage` followed by what was found and where, e.g.
     ///   ``The `parameters` argument is not valid JSON. (a set at parameters["tags"])``.
-    ///   C: `afs_request_serialize` with a JSON serializer, `afs_value_to_json`.
+    ///   C: `afs_serializer_request` / `afs_serializer_serialize` with a JSON serializer.
     public static func write(_ value: Value, options: JSONWritingOptions, to out: inout ByteWriter) throws {
         if !options.contains(.fragmentsAllowed) {
             switch value {
@@ -91,11 +95,21 @@ struct JSONWriteFailure: Error {
     var what: String
     var path: [Step] = []
 
+    static func tooDeep() -> JSONWriteFailure {
+        JSONWriteFailure(what: "a container nested deeper than \(JSONWriter.maxDepth) levels")
+    }
+
     /// `parameters["a"][2]`: keys are written as JSON strings (without escaping slashes).
+    /// A path of more than 24 steps shows its first and last 12 around `[…]`.
     func pathText() -> String {
         var out = ByteWriter(capacity: 64)
         out.append("parameters" as StaticString)
-        for step in path.reversed() {
+        let steps = Array(path.reversed())
+        for (n, step) in steps.enumerated() {
+            if steps.count > 24 && n >= 12 && n < steps.count - 12 {
+                if n == 12 { out.append("[…]" as StaticString) }
+                continue
+            }
             switch step {
             case .key(let k):
                 out.append(UInt8(ascii: "["))
@@ -138,8 +152,10 @@ extension JSONWriter {
             case .null:
                 out.append("null" as StaticString)
             case .dict(let d):
-                try dict(d, depth: depth, to: &out)
+                guard depth < JSONWriter.maxDepth else { throw JSONWriteFailure.tooDeep() }
+                try dict(keys: d.keys, values: d.values, depth: depth, to: &out)
             case .array(let a):
+                guard depth < JSONWriter.maxDepth else { throw JSONWriteFailure.tooDeep() }
                 try array(a, depth: depth, to: &out)
             case .set:
                 throw JSONWriteFailure(what: "a set")
@@ -173,15 +189,15 @@ extension JSONWriter {
             out.append(UInt8(ascii: "]"))
         }
 
-        func dict(_ d: ValueDict, depth: Int, to out: inout ByteWriter) throws(JSONWriteFailure) {
+        func dict(keys: [String], values: [Value], depth: Int, to out: inout ByteWriter) throws(JSONWriteFailure) {
             out.append(UInt8(ascii: "{"))
-            if d.isEmpty {
+            if keys.isEmpty {
                 if pretty { out.append(UInt8(ascii: "\n")); newline(depth, to: &out) }
                 out.append(UInt8(ascii: "}"))
                 return
             }
-            try d.keys.withUnsafeBufferPointer { (keys) throws(JSONWriteFailure) in
-                try d.values.withUnsafeBufferPointer { (values) throws(JSONWriteFailure) in
+            try keys.withUnsafeBufferPointer { (keys) throws(JSONWriteFailure) in
+                try values.withUnsafeBufferPointer { (values) throws(JSONWriteFailure) in
                     if sorted {
                         // Sort member indices in stack memory; keys compare by UTF-8 bytes.
                         try withUnsafeTemporaryAllocation(of: Int.self, capacity: keys.count) {
