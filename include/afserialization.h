@@ -259,9 +259,8 @@ AFS_API afs_status afs_serializer_set_header(afs_serializer *s, const char *fiel
                                              const char *value /* NULL removes */, afs_error *err);
 /** The default header `field` (case-insensitive), or NULL if unset. Owned: afs_free. */
 AFS_API char *afs_serializer_copy_header(const afs_serializer *s, const char *field);
-/** Sets `Authorization: Basic base64(user:password)`.
- *  @return AFS_OK; AFS_E_INVALID_HEADER (CR/LF/NUL cannot appear in base64, so only for
- *  bad arguments); AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT for NULL arguments. */
+/** Sets `Authorization: Basic base64(user:password)` (UTF-8 bytes, as AFNetworking).
+ *  @return AFS_OK; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT for NULL arguments. */
 AFS_API afs_status afs_serializer_set_basic_auth(afs_serializer *s, const char *user,
                                                  const char *password, afs_error *err);
 /** Removes the `Authorization` header. */
