@@ -407,6 +407,190 @@ AFS_API int afs_request_network_service_type(const afs_request *r);
 /* <<< MULTIPART SECTIONS (7, 8) <<< */
 
 /* >>> RESPONSE SECTION (9) >>> */
+/* ===================================================================================== */
+/* 9. Response side                                                                     */
+/* ===================================================================================== */
+
+/*
+ * afs_response_serializer — AFHTTPResponseSerializer, AFJSONResponseSerializer,
+ * AFPropertyListResponseSerializer or AFCompoundResponseSerializer: checks a response's
+ * status code and MIME type, then decodes its body into an afs_value. It sends and
+ * receives nothing: give it what your HTTP stack received (status code, Content-Type
+ * header, body bytes). Create with afs_response_serializer_new,
+ * afs_response_serializer_new_compound or afs_response_serializer_copy; free with
+ * afs_response_serializer_free. Thread-safe: configuration, validation and decoding may
+ * run on many threads at once (each call works on a snapshot of the configuration).
+ *
+ * Validation (validateResponse:data:error:):
+ *   - the MIME type is the Content-Type value before any `;`, without surrounding spaces
+ *     and tabs, compared case-insensitively with the acceptable types; it must be one of
+ *     them, except that an absent Content-Type with an empty body passes. Otherwise
+ *     AFS_E_UNACCEPTABLE_CONTENT_TYPE, "Request failed: unacceptable content-type:
+ *     text/html" ("(none)" when absent).
+ *   - the status code must lie in one of the acceptable ranges, else
+ *     AFS_E_UNACCEPTABLE_STATUS, "Request failed: not found (404)": the lowercase IANA
+ *     reason phrase, or the class of an unregistered code ("client error"). When the MIME
+ *     type is refused too, the status wins and the message adds
+ *     "; unacceptable content-type: text/html".
+ * Defaults: status codes 200-299; content types: HTTP any; JSON application/json,
+ * text/json, text/javascript; PLIST application/x-plist.
+ *
+ * Decoding (responseObjectForResponse:data:error:), by kind:
+ *   - HTTP: the body as an AFS_VALUE_DATA value.
+ *   - JSON: RFC 8259 text in UTF-8 (a leading UTF-8 byte-order mark is skipped); objects,
+ *     arrays, strings (surrogate pairs combined), integers within int64 as AFS_VALUE_INT,
+ *     other numbers as AFS_VALUE_DOUBLE, true/false, null; nesting deeper than 512 is an
+ *     error. Malformed text is AFS_E_INVALID_JSON naming the byte offset. A scalar at the
+ *     top level needs AFS_JSON_READING_FRAGMENTS_ALLOWED. With removes_keys_with_null_values,
+ *     null dictionary values and null array elements are dropped at every depth.
+ *   - PLIST: XML and binary (bplist00) property lists, as Python's plistlib and Foundation
+ *     write them; errors are AFS_E_INVALID_PLIST naming the byte offset.
+ *   - An empty body gives no value and no error (every kind); so does a body of one space
+ *     for JSON and PLIST (AFNetworking's rule).
+ *   - Compound: the first member whose validation passes decodes the response; when none
+ *     passes, the first member's outcome is the outcome.
+ *
+ * How to decode a response:
+ *
+ *     afs_response_serializer *rs = afs_response_serializer_new(AFS_RESPONSE_JSON);
+ *     afs_value *doc = NULL;
+ *     afs_error err;
+ *     afs_status st = afs_response_object(rs, status, content_type, body, body_len, &doc, &err);
+ *     if (st == AFS_OK && doc) { ... walk doc (below) ... }
+ *     else if (st == AFS_E_UNACCEPTABLE_STATUS && doc) { ... the server's error document ... }
+ *     else if (st != AFS_OK) { fprintf(stderr, "%s\n", err.message); }
+ *     afs_value_free(doc);
+ *     afs_response_serializer_free(rs);
+ */
+typedef struct afs_response_serializer afs_response_serializer;
+
+typedef enum afs_response_kind {
+    AFS_RESPONSE_HTTP,   /**< validation only; the body is returned as data */
+    AFS_RESPONSE_JSON,   /**< JSON bodies */
+    AFS_RESPONSE_PLIST   /**< XML and binary property-list bodies */
+} afs_response_kind;
+
+/** A new response serializer of `kind` with AFNetworking's defaults. Owned: free with
+ *  afs_response_serializer_free. NULL for an unknown kind. */
+AFS_API afs_response_serializer *afs_response_serializer_new(afs_response_kind kind);
+/**
+ * AFCompoundResponseSerializer: a serializer that tries `members` in order. Each member is
+ * copied (the caller keeps and frees its own); a compound member contributes its members
+ * (the list is flattened, which tries them in the same order).
+ * @param members `count` serializers; may be NULL only when count is 0.
+ * @return owned serializer, or NULL with AFS_E_INVALID_ARGUMENT when count is 0, members
+ *         is NULL, or a member is NULL or not a response serializer.
+ */
+AFS_API afs_response_serializer *afs_response_serializer_new_compound(
+    const afs_response_serializer *const *members, size_t count, afs_error *err);
+/** An independent copy of everything (kind, members, status codes, content types, JSON
+ *  options, null removal). Owned. NULL for a NULL or wrong handle. */
+AFS_API afs_response_serializer *afs_response_serializer_copy(const afs_response_serializer *rs);
+/** Frees a response serializer. NULL is ignored. */
+AFS_API void afs_response_serializer_free(afs_response_serializer *rs);
+
+/**
+ * Replaces the acceptable status codes with the inclusive ranges first[i]..last[i]
+ * (e.g. {200} and {299}). count 0 accepts every status. On a compound serializer, sets
+ * them on every member.
+ * @param first, last `count` bounds each; may be NULL only when count is 0.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle, NULL arrays with
+ *         count > 0, or a range whose first exceeds its last (its index named).
+ */
+AFS_API afs_status afs_response_serializer_set_acceptable_status_codes(afs_response_serializer *rs,
+    const int *first, const int *last, size_t count, afs_error *err);
+/**
+ * Replaces the acceptable MIME types (`type/subtype`, compared case-insensitively).
+ * types NULL or count 0 accepts every type. On a compound serializer, sets them on every
+ * member.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle, types NULL with
+ *         count > 0, a NULL entry, or an entry that is not two tokens around a `/` (no
+ *         parameters, no spaces; its index named); AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_response_serializer_set_acceptable_content_types(afs_response_serializer *rs,
+    const char *const *types, size_t count, afs_error *err);
+/** AFJSONResponseSerializer's removesKeysWithNullValues (default off): drop null
+ *  dictionary values and null array elements, recursively. Used by JSON serializers,
+ *  stored by all; on a compound serializer, set on every member. */
+AFS_API void afs_response_serializer_set_removes_keys_with_null_values(afs_response_serializer *rs, bool on);
+
+/** NSJSONReadingOptions. 1 (mutable containers) and 2 (mutable leaves) are accepted and
+ *  change nothing: decoded values are always new trees. */
+enum { AFS_JSON_READING_FRAGMENTS_ALLOWED = 4 /**< a scalar at the top level */ };
+/** Sets the JSON reading options (default 0: the top level must be an object or an array).
+ *  Used by JSON serializers, stored by all; on a compound serializer, set on every member.
+ *  @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or bits other than
+ *  1, 2 and 4. */
+AFS_API afs_status afs_response_serializer_set_json_reading_options(afs_response_serializer *rs,
+    unsigned options, afs_error *err);
+
+/**
+ * validateResponse:data:error: — checks the status code and the MIME type (see above).
+ * @param content_type the Content-Type header value (parameters ignored; any bytes), NULL
+ *        when absent.
+ * @param data the body; may be NULL only when len is 0 (len is a byte count: AFS_NTS is
+ *        not allowed).
+ * @return AFS_OK; AFS_E_UNACCEPTABLE_STATUS; AFS_E_UNACCEPTABLE_CONTENT_TYPE (naming the
+ *         type); AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or bad data/len.
+ */
+AFS_API afs_status afs_response_validate(const afs_response_serializer *rs, int status_code,
+    const char *content_type, const void *data, size_t len, afs_error *err);
+/**
+ * responseObjectForResponse:data:error: — validates, then decodes the body (see above).
+ * *out is always written: NULL unless a value is returned.
+ * @param out receives the decoded value, owned by the caller (afs_value_free).
+ * @return AFS_OK with *out set, or with *out NULL for an empty body (or a single space,
+ *         JSON and PLIST);
+ *         AFS_E_UNACCEPTABLE_STATUS: the body is still decoded and *out set when possible
+ *         (the server's error document; free it); when it cannot be decoded, *out is NULL
+ *         and the message adds "; the body could not be decoded: ...";
+ *         AFS_E_UNACCEPTABLE_CONTENT_TYPE: nothing decoded, *out NULL;
+ *         AFS_E_INVALID_JSON / AFS_E_INVALID_PLIST naming the byte offset, *out NULL;
+ *         AFS_E_INVALID_ARGUMENT for a NULL or wrong handle, out NULL, or bad data/len.
+ */
+AFS_API afs_status afs_response_object(const afs_response_serializer *rs, int status_code,
+    const char *content_type, const void *data, size_t len, afs_value **out, afs_error *err);
+
+/*
+ * Walking a value. These work on every afs_value (decoded, parsed or built). Members and
+ * keys are in insertion order (a dictionary's file order, a set's insertion order).
+ * Returned handles and pointers are borrowed from the value passed in: valid until the
+ * root value is freed or changed (afs_value_dict_set, afs_value_append); repeated calls
+ * return the same pointers. Never free or change a borrowed afs_value. Like every
+ * afs_value, one thread at a time. NULL or the wrong kind gives 0, NULL or false.
+ *
+ *     for (size_t i = 0; i < afs_value_count(dict); i++) {
+ *         size_t klen;
+ *         const char *key = afs_value_key_at(dict, i, &klen);
+ *         const afs_value *member = afs_value_at(dict, i);
+ *         ...
+ *     }
+ */
+
+/** Number of members of a dictionary, array or set; 0 for scalars and NULL. */
+AFS_API size_t afs_value_count(const afs_value *v);
+/** Key `i` of a dictionary (NUL-terminated; *len, if len is not NULL, gets its length,
+ *  which counts any NUL inside it), or NULL (*len 0) when `dict` is not a dictionary or i
+ *  is out of range. Borrowed. */
+AFS_API const char *afs_value_key_at(const afs_value *dict, size_t i, size_t *len);
+/** Member `i`: a dictionary's value, an array's element, a set's member; NULL when out of
+ *  range or not a container. Borrowed. */
+AFS_API const afs_value *afs_value_at(const afs_value *v, size_t i);
+/** The value of `key` (NUL-terminated; compared by bytes) in a dictionary; NULL when
+ *  absent, or when dict is not a dictionary or key is NULL. Borrowed. */
+AFS_API const afs_value *afs_value_get(const afs_value *dict, const char *key);
+/** A bool's value; false for other kinds. */
+AFS_API bool afs_value_get_bool(const afs_value *v);
+/** An integer's value; 0 for other kinds (doubles are not converted). */
+AFS_API int64_t afs_value_get_int(const afs_value *v);
+/** A double's value, or an integer's converted to double; 0 for other kinds. */
+AFS_API double afs_value_get_double(const afs_value *v);
+/** A string's UTF-8 bytes, NUL-terminated; *len (if not NULL) gets the length, which
+ *  counts any NUL inside the string. NULL (*len 0) for other kinds. Borrowed. */
+AFS_API const char *afs_value_get_string(const afs_value *v, size_t *len);
+/** A data value's bytes and *len (if not NULL) their count; an empty data value gives a
+ *  non-NULL pointer and 0. NULL (*len 0) for other kinds. Borrowed. */
+AFS_API const uint8_t *afs_value_get_data(const afs_value *v, size_t *len);
 /* <<< RESPONSE SECTION (9) <<< */
 
 #ifdef __cplusplus
