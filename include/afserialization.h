@@ -447,8 +447,10 @@ AFS_API int afs_request_network_service_type(const afs_request *r);
  *     write them; errors are AFS_E_INVALID_PLIST naming the byte offset.
  *   - An empty body gives no value and no error (every kind); so does a body of one space
  *     for JSON and PLIST (AFNetworking's rule).
- *   - Compound: the first member whose validation passes decodes the response; when none
- *     passes, the first member's outcome is the outcome.
+ *   - Compound: the first member whose validation passes decodes the response. When none
+ *     passes, the outcome is that of the first member that accepts the MIME type (so a
+ *     JSON error document with status 500 is decoded by the JSON member), or, when none
+ *     accepts it, of the first member.
  *
  * How to decode a response:
  *

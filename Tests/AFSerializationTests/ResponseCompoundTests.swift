@@ -70,6 +70,20 @@ final class ResponseCompoundSerializerTests: XCTestCase {
         XCTAssertEqual(p.value, true)
     }
 
+    func testThatWithAnUnacceptableStatusTheMemberThatTakesTheTypeDecodesTheErrorDocument() throws {
+        // plist refuses the type, JSON only the status: JSON's outcome, as AFNetworking's
+        // first non-nil response object would be.
+        let compound = try ResponseSerializer(compound: [plist, json])
+        let r = respond(compound, 500, "application/json", "{\"error\":\"boom\"}")
+        XCTAssertEqual(r.error, AFSError(.unacceptableStatus, "Request failed: internal server error (500)"))
+        XCTAssertEqual(r.value, ["error": "boom"])
+        XCTAssertEqual(validationError(compound, 500, "application/json", "{}"), r.error)
+        // Nobody takes the type: the first member's outcome, both failures named.
+        let none = respond(compound, 500, "text/html", "<html>")
+        XCTAssertNil(none.value)
+        XCTAssertEqual(none.error?.message, "Request failed: internal server error (500); unacceptable content-type: text/html")
+    }
+
     func testThatValidationPassesWhenAnyMemberPasses() throws {
         let compound = try ResponseSerializer(compound: [json, plist])
         XCTAssertNil(validationError(compound, 200, "application/x-plist", "x"))

@@ -147,7 +147,8 @@ public struct ResponseSerializer: Sendable {
     /// - Throws: `.unacceptableStatus` ("Request failed: not found (404)"; when the MIME type
     ///   is unacceptable too, the message says so after a `;`) or `.unacceptableContentType`
     ///   ("Request failed: unacceptable content-type: text/html"). A compound serializer
-    ///   passes when one member passes, and throws its first member's error otherwise.
+    ///   passes when one member passes; otherwise it throws the error of its first member
+    ///   that accepts the MIME type, or else of its first member.
     ///   C: `afs_response_validate`.
     public func validate(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>) throws {
         let mime = ResponseSerializer.mimeType(of: contentType)
@@ -168,11 +169,7 @@ public struct ResponseSerializer: Sendable {
 
     func validation(_ statusCode: Int, _ mime: String?, _ bodyCount: Int) -> Validation {
         if isCompound {
-            for m in members {
-                let v = m.validation(statusCode, mime, bodyCount)
-                if v.error == nil { return v }
-            }
-            return members[0].validation(statusCode, mime, bodyCount)
+            return members[fallbackMember(statusCode, mime, bodyCount)].validation(statusCode, mime, bodyCount)
         }
         var typeMessage: String? = nil
         if let types = acceptableContentTypes, !(mime == nil && bodyCount == 0) {
@@ -191,6 +188,21 @@ public struct ResponseSerializer: Sendable {
             return Validation(error: AFSError(.unacceptableContentType, "Request failed: " + t), contentTypeRefused: true)
         }
         return Validation()
+    }
+
+    /// The member of a compound serializer that handles a response: the first whose
+    /// validation passes; when none passes, the first that accepts the MIME type (so that
+    /// an error document with an unacceptable status is decoded by the member that
+    /// understands it, as AFNetworking's first non-nil response object would be); when none
+    /// does, the first member.
+    func fallbackMember(_ statusCode: Int, _ mime: String?, _ bodyCount: Int) -> Int {
+        var firstTypeAccepted: Int? = nil
+        for (i, m) in members.enumerated() {
+            let v = m.validation(statusCode, mime, bodyCount)
+            if v.error == nil { return i }
+            if firstTypeAccepted == nil && !v.contentTypeRefused { firstTypeAccepted = i }
+        }
+        return firstTypeAccepted ?? 0
     }
 
     // MARK: Decoding
@@ -218,10 +230,8 @@ public struct ResponseSerializer: Sendable {
     public func responseObject(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>) -> Outcome {
         let mime = ResponseSerializer.mimeType(of: contentType)
         if isCompound {
-            for m in members where m.validation(statusCode, mime, body.count).error == nil {
-                return m.decode(Validation(), body)
-            }
-            return members[0].decode(members[0].validation(statusCode, mime, body.count), body)
+            let m = members[fallbackMember(statusCode, mime, body.count)]
+            return m.decode(m.validation(statusCode, mime, body.count), body)
         }
         return decode(validation(statusCode, mime, body.count), body)
     }
