@@ -47,6 +47,9 @@ final class ValueHandle: Handle {
     private var scalarCopy: CStringBox?
     /// Dictionary key -> index, built on the first lookup in a larger dictionary.
     private var keyIndex: [LookupKey: Int]?
+    /// A member lent by `child(at:)`: owned by its parent's cache, so it must not be freed
+    /// or consumed by the caller (`release` and `consume` should refuse it).
+    private(set) var isBorrowed = false
 
     init(_ value: Value, depth: Int? = nil) {
         self.value = value
@@ -79,6 +82,7 @@ final class ValueHandle: Handle {
         default: return nil
         }
         let c = ValueHandle(member)
+        c.isBorrowed = true
         children![i] = c
         return c
     }
