@@ -287,14 +287,17 @@ extension JSONWriter {
             if sink.overflowed {
                 out.append(formatDouble(d))  // never seen: the text is at most 24 bytes
             } else {
-                out.count &+= sink.count
+                var n = sink.count
+                let text = out.base + out.count
+                if n >= 2 && text[n &- 2] == UInt8(ascii: ".") && text[n &- 1] == UInt8(ascii: "0") { n &-= 2 }
+                out.count &+= n
             }
         }
     }
 }
 
-/// Receives the digits of `Double.write(to:)` (the same text as `description`) straight
-/// into reserved output, without a String, and drops a trailing `.0` as `formatDouble` does.
+/// Receives the text of `Double.write(to:)` (the same text as `description`) straight into
+/// reserved output, without a String.
 struct DoubleTextSink: TextOutputStream {
     /// More than the longest double text (`-2.2250738585072014e-308`, 24 bytes).
     static let capacity = 48
@@ -311,13 +314,12 @@ struct DoubleTextSink: TextOutputStream {
 
     /// The standard library hands floating-point text to this hook as ASCII bytes.
     mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
-        var n = buffer.count
+        let n = buffer.count
         guard let src = buffer.baseAddress, n > 0 else { return }
         guard count &+ n <= DoubleTextSink.capacity else {
             overflowed = true
             return
         }
-        if n >= 2 && src[n &- 2] == UInt8(ascii: ".") && src[n &- 1] == UInt8(ascii: "0") { n &-= 2 }
         memcpy(out + count, src, n)
         count &+= n
     }
