@@ -186,6 +186,28 @@ final class JSONWriterTests: XCTestCase {
         XCTAssertEqual(try jsonText([.string(s)]), expected)
     }
 
+    func testThatEscapesAreFoundAtEveryPositionOfShortStrings() throws {
+        // The writer tests 16, 8 and 4 bytes at a time; put one special character at every
+        // offset of every length up to 40.
+        let specials: [(String, String)] = [
+            ("\"", "\\\""), ("\\", "\\\\"), ("/", "\\/"), ("\n", "\\n"), ("\u{1}", "\\u0001"), ("\u{1F}", "\\u001f"),
+            ("é", "é"), ("\u{7F}", "\u{7F}"),
+        ]
+        for length in 1...40 {
+            for position in 0..<length {
+                for (raw, escaped) in specials {
+                    let s = String(repeating: "a", count: position) + raw + String(repeating: "b", count: length - position - 1)
+                    let expected = "\"" + String(repeating: "a", count: position) + escaped
+                        + String(repeating: "b", count: length - position - 1) + "\""
+                    XCTAssertEqual(try jsonText(.string(s), .fragmentsAllowed), expected)
+                    let unescapedSlash = expected.replacingOccurrences(of: "\\/", with: "/")
+                    XCTAssertEqual(try jsonText(.string(s), [.fragmentsAllowed, .withoutEscapingSlashes]), unescapedSlash)
+                }
+            }
+        }
+        XCTAssertEqual(try jsonText(.string(""), .fragmentsAllowed), "\"\"")
+    }
+
     func testThatLongStringsAreEscapedAcrossChunks() throws {
         // Longer than the writer's 8192-byte chunks, with escapes at every alignment.
         var s = ""

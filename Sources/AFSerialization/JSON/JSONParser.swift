@@ -111,6 +111,7 @@ struct MoveStack<Element>: ~Copyable {
     @inline(__always)
     mutating func popArray(from start: Int) -> [Element] {
         let n = count &- start
+        guard n > 0 else { return [] }
         let a = [Element](unsafeUninitializedCapacity: n) { buffer, initialized in
             buffer.baseAddress!.moveInitialize(from: base + start, count: n)
             initialized = n
@@ -142,9 +143,10 @@ struct JSONReader: ~Copyable {
     var frames = MoveStack<Frame>(capacity: 16)
     /// Unescaped bytes of a string that contains escapes.
     var scratch: [UInt8] = []
-    /// The last object built at each nesting level: the next object there with the same
-    /// keys in the same order (records in an array) starts from a copy of it, sharing its
-    /// key list and index, so its keys are neither hashed twice nor reinserted.
+    /// The last object built from scratch at each nesting level. The next object there with
+    /// the same keys in the same order (records in an array) reuses its key strings while it
+    /// is read and starts from a copy of it, sharing its key list and index: each key is
+    /// then looked up once instead of inserted, and no key String is created.
     var shapes: [ValueDict] = []
     /// The keys of `shapes`, level by level.
     var shapeKeys: [[String]] = []

@@ -287,14 +287,17 @@ extension JSONWriter {
             if sink.overflowed {
                 out.append(formatDouble(d))  // never seen: the text is at most 24 bytes
             } else {
-                out.count &+= sink.count
+                var n = sink.count
+                let text = out.base + out.count
+                if n >= 2 && text[n &- 2] == UInt8(ascii: ".") && text[n &- 1] == UInt8(ascii: "0") { n &-= 2 }
+                out.count &+= n
             }
         }
     }
 }
 
-/// Receives the digits of `Double.write(to:)` (the same text as `description`) straight
-/// into reserved output, without a String, and drops a trailing `.0` as `formatDouble` does.
+/// Receives the text of `Double.write(to:)` (the same text as `description`) straight into
+/// reserved output, without a String.
 struct DoubleTextSink: TextOutputStream {
     /// More than the longest double text (`-2.2250738585072014e-308`, 24 bytes).
     static let capacity = 48
@@ -311,13 +314,12 @@ struct DoubleTextSink: TextOutputStream {
 
     /// The standard library hands floating-point text to this hook as ASCII bytes.
     mutating func _writeASCII(_ buffer: UnsafeBufferPointer<UInt8>) {
-        var n = buffer.count
+        let n = buffer.count
         guard let src = buffer.baseAddress, n > 0 else { return }
         guard count &+ n <= DoubleTextSink.capacity else {
             overflowed = true
             return
         }
-        if n >= 2 && src[n &- 2] == UInt8(ascii: ".") && src[n &- 1] == UInt8(ascii: "0") { n &-= 2 }
         memcpy(out + count, src, n)
         count &+= n
     }
@@ -355,83 +357,103 @@ extension JSONWriter {
     }
 
     /// Appends UTF-8 bytes (already valid) as a JSON string literal, quotes included.
+    @inline(__always)
     static func appendString(utf8 src: UnsafeBufferPointer<UInt8>, escapeSlashes: Bool, to out: inout ByteWriter) {
         let n = src.count
-        guard n > 0, let s = src.baseAddress else {
+        let slash: UInt64 = 0x0101_0101_0101_0101 &* (escapeSlashes ? 0x2F : 0x22)
+        guard let s = src.baseAddress, n > 0 else {
             out.append("\"\"" as StaticString)
             return
         }
-        let letters = controlEscapes.utf8Start
-        let slash: UInt64 = 0x0101_0101_0101_0101 &* (escapeSlashes ? 0x2F : 0x22)
-        let hex = ("0123456789abcdef" as StaticString).utf8Start
-        var i = 0
-        // Chunks keep the worst case (6 output bytes per input byte) from over-reserving
-        // for long strings; the 16 spare bytes cover the quotes and an 8-byte store.
-        var first = true
-        while i < n {
-            let end = Swift.min(n, i &+ 8192)
-            out.reserve((end &- i) &* 6 &+ 16)
+        if n <= chunk {
+            // The common case: one reservation for the worst case (6 bytes per input byte),
+            // the quotes and the slack of an 8-byte store.
+            out.reserve(n &* 6 &+ 16)
             var d = out.base + out.count
-            if first {
-                d.pointee = UInt8(ascii: "\""); d += 1
-                first = false
-            }
-            while i < end {
-                var w: UInt64
-                let k = end &- i
-                if k >= 16 {
-                    w = UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self)
-                    let w2 = UnsafeRawPointer(s + i + 8).loadUnaligned(as: UInt64.self)
-                    if escapeMask(w, slash: slash) | escapeMask(w2, slash: slash) == 0 {
-                        UnsafeMutableRawPointer(d).storeBytes(of: w, as: UInt64.self)
-                        UnsafeMutableRawPointer(d + 8).storeBytes(of: w2, as: UInt64.self)
-                        d += 16
-                        i &+= 16
-                        continue
-                    }
-                }
-                if k >= 8 {
-                    w = UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self)
-                    if escapeMask(w, slash: slash) == 0 {
-                        UnsafeMutableRawPointer(d).storeBytes(of: w, as: UInt64.self)
-                        d += 8
-                        i &+= 8
-                        continue
-                    }
-                } else {
-                    // The tail: pad with 'A' (never escaped) and test it in one go.
-                    w = 0x4141_4141_4141_4141
-                    memcpy(&w, s + i, k)
-                    if escapeMask(w, slash: slash) == 0 {
-                        UnsafeMutableRawPointer(d).storeBytes(of: w, as: UInt64.self)
-                        d += k
-                        i &+= k
-                        continue
-                    }
-                }
-                // Somewhere in these bytes is one to escape: go byte by byte.
-                let stop = Swift.min(end, i &+ 8)
-                while i < stop {
-                    let c = s[i]
-                    i &+= 1
-                    if c < 0x20 {
-                        let e = letters[Int(c)]
-                        if e == UInt8(ascii: "u") {
-                            d[0] = UInt8(ascii: "\\"); d[1] = e; d[2] = 0x30; d[3] = 0x30
-                            d[4] = hex[Int(c >> 4)]; d[5] = hex[Int(c & 15)]
-                            d += 6
-                        } else {
-                            d[0] = UInt8(ascii: "\\"); d[1] = e; d += 2
-                        }
-                    } else if c == 0x22 || c == 0x5C || (c == 0x2F && escapeSlashes) {
-                        d[0] = UInt8(ascii: "\\"); d[1] = c; d += 2
-                    } else {
-                        d.pointee = c; d += 1
-                    }
-                }
-            }
-            out.count = d - out.base
+            d.pointee = UInt8(ascii: "\"")
+            d = escape(s, n, into: d + 1, slash: slash)
+            d.pointee = UInt8(ascii: "\"")
+            out.count = d + 1 - out.base
+            return
         }
         out.append(UInt8(ascii: "\""))
+        var i = 0
+        while i < n {
+            let k = Swift.min(chunk, n &- i)
+            out.reserve(k &* 6 &+ 16)
+            let d = escape(s + i, k, into: out.base + out.count, slash: slash)
+            out.count = d - out.base
+            i &+= k
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+
+    /// Long strings are escaped in chunks so the worst-case reservation stays small.
+    static let chunk = 8192
+
+    /// Escapes `n` bytes from `s` into `d`, which has room for `6 * n + 8` bytes; returns the
+    /// end of the output.
+    @inline(__always)
+    static func escape(
+        _ s: UnsafePointer<UInt8>, _ n: Int, into d: UnsafeMutablePointer<UInt8>, slash: UInt64
+    ) -> UnsafeMutablePointer<UInt8> {
+        var d = d
+        var i = 0
+        while i < n {
+            let k = n &- i
+            if k >= 16 {
+                let w = UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self)
+                let w2 = UnsafeRawPointer(s + i + 8).loadUnaligned(as: UInt64.self)
+                if escapeMask(w, slash: slash) | escapeMask(w2, slash: slash) == 0 {
+                    UnsafeMutableRawPointer(d).storeBytes(of: w, as: UInt64.self)
+                    UnsafeMutableRawPointer(d + 8).storeBytes(of: w2, as: UInt64.self)
+                    d += 16
+                    i &+= 16
+                    continue
+                }
+            }
+            if k >= 8 {
+                let w = UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self)
+                if escapeMask(w, slash: slash) == 0 {
+                    UnsafeMutableRawPointer(d).storeBytes(of: w, as: UInt64.self)
+                    d += 8
+                    i &+= 8
+                    continue
+                }
+            } else if k >= 4 {
+                // 4 to 7 bytes left: two overlapping 4-byte words cover them.
+                let lo = UnsafeRawPointer(s + i).loadUnaligned(as: UInt32.self)
+                let hi = UnsafeRawPointer(s + i + k - 4).loadUnaligned(as: UInt32.self)
+                if escapeMask(UInt64(lo) | UInt64(hi) << 32, slash: slash) == 0 {
+                    UnsafeMutableRawPointer(d).storeBytes(of: lo, as: UInt32.self)
+                    UnsafeMutableRawPointer(d + k - 4).storeBytes(of: hi, as: UInt32.self)
+                    d += k
+                    i &+= k
+                    continue
+                }
+            }
+            // One of the next bytes needs an escape (or 1-3 bytes are left): byte by byte.
+            let stop = Swift.min(n, i &+ 8)
+            while i < stop {
+                let c = s[i]
+                i &+= 1
+                if c < 0x20 {
+                    let e = controlEscapes.utf8Start[Int(c)]
+                    if e == UInt8(ascii: "u") {
+                        let hex = ("0123456789abcdef" as StaticString).utf8Start
+                        d[0] = UInt8(ascii: "\\"); d[1] = e; d[2] = 0x30; d[3] = 0x30
+                        d[4] = hex[Int(c >> 4)]; d[5] = hex[Int(c & 15)]
+                        d += 6
+                    } else {
+                        d[0] = UInt8(ascii: "\\"); d[1] = e; d += 2
+                    }
+                } else if c == 0x22 || c == 0x5C || (c == 0x2F && slash & 0xFF == 0x2F) {
+                    d[0] = UInt8(ascii: "\\"); d[1] = c; d += 2
+                } else {
+                    d.pointee = c; d += 1
+                }
+            }
+        }
+        return d
     }
 }
