@@ -54,6 +54,10 @@ public struct Request: Sendable {
     /// The body; nil means no body. An empty array is an empty body (a form POST without
     /// parameters has one, as in AFNetworking).
     public var body: [UInt8]?
+    /// The body of a multipart/form-data request (`afs_form_finish`), pulled through
+    /// `read`. A multipart request has no plain body: `body` is nil when this is set.
+    /// C: `afs_request_body_stream`.
+    public var bodyStream: MultipartBodyStream?
     public var properties = RequestProperties()
 
     /// A request with checked method and URL and default properties. C: `afs_request_new`.
