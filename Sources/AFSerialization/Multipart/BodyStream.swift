@@ -66,29 +66,30 @@ public final class MultipartBodyStream: @unchecked Sendable {
 
     /// At most this many bytes per `read` (AFNetworking's `numberOfBytesInPacket`).
     /// C: `afs_form_throttle_bandwidth`.
-    public var packetSize: Int = Int.max
+    @exclusivity(unchecked) public var packetSize: Int = Int.max
     /// Seconds to sleep after each chunk (AFNetworking's `delay`).
-    public var delay: Double = 0
+    @exclusivity(unchecked) public var delay: Double = 0
     /// Called after every successful read or write with (bytes delivered so far, total).
     /// C: `afs_body_stream_set_progress`.
-    public var progress: ((UInt64, UInt64) -> Void)?
+    @exclusivity(unchecked) public var progress: ((UInt64, UInt64) -> Void)?
 
-    public private(set) var isOpen = false
-    public private(set) var isClosed = false
+    @exclusivity(unchecked) public private(set) var isOpen = false
+    @exclusivity(unchecked) public private(set) var isClosed = false
     /// The sticky error of the last failed read (or failing source in `write(to:)`).
     /// C: `afs_body_stream_error`.
-    public private(set) var error: AFSError?
+    @exclusivity(unchecked) public private(set) var error: AFSError?
     /// Bytes delivered so far (returned by `read` or written by `write(to:)`).
     /// C: `afs_body_stream_position`.
-    public private(set) var position: UInt64 = 0
+    @exclusivity(unchecked) public private(set) var position: UInt64 = 0
 
     // The cursor: part, phase, offset in the phase. It can run ahead of `position` only
     // inside a failing call; seek and rewind reset it from a position.
-    var partIndex = 0
-    var phase = Phase.boundary
-    var offset: UInt64 = 0
+    // Hot state: one thread at a time by contract, so no dynamic exclusivity checks.
+    @exclusivity(unchecked) var partIndex = 0
+    @exclusivity(unchecked) var phase = Phase.boundary
+    @exclusivity(unchecked) var offset: UInt64 = 0
     /// The open file of the current part (body phase of a file part), or -1.
-    var fd: Int32 = -1
+    @exclusivity(unchecked) var fd: Int32 = -1
     /// Lazily allocated scratch space: skipping callback bytes, fallback copies.
     var scratch: UnsafeMutablePointer<UInt8>?
     static let scratchSize = 1 << 16
@@ -96,8 +97,8 @@ public final class MultipartBodyStream: @unchecked Sendable {
     static let iovCount = 64
     /// Callback bytes read by `write(to:)` but not yet written (a short write): they belong
     /// at (carryPart, carryOffset) and live in `scratch[carryStart ..< carryStart+carryCount]`.
-    var carryCount = 0, carryStart = 0, carryPart = -1
-    var carryOffset: UInt64 = 0
+    @exclusivity(unchecked) var carryCount = 0, carryStart = 0, carryPart = -1
+    @exclusivity(unchecked) var carryOffset: UInt64 = 0
 
     /// A stream over `parts` separated by `boundary`. The first read opens it.
     public init(parts: [BodyPart], boundary: String) {
