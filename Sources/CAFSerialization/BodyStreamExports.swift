@@ -37,7 +37,8 @@ public func afs_body_stream_open(_ bs: OpaquePointer?, _ err: UnsafeMutableRawPo
 @_cdecl("afs_body_stream_read")
 public func afs_body_stream_read(_ bs: OpaquePointer?, _ buffer: UnsafeMutablePointer<UInt8>?, _ maxLength: Int) -> Int64 {
     guard let h = peek(bs, BodyStreamHandle.self) else { return -1 }
-    return Int64(h.stream.read(into: buffer, maxLength: maxLength))
+    // A size_t above Int.max arrives negative: it only means "as much as you have".
+    return Int64(h.stream.read(into: buffer, maxLength: maxLength < 0 ? Int.max : maxLength))
 }
 
 @_cdecl("afs_body_stream_has_bytes_available")
