@@ -13,8 +13,6 @@ public enum PercentEscaping {
         return false
     }
 
-    @usableFromInline static let hexDigits: StaticString = "0123456789ABCDEF"
-
     /// Percent-escapes a string. C: `afs_percent_escape`.
     public static func escape(_ s: String) -> String {
         var s = s
@@ -34,86 +32,106 @@ public enum PercentEscaping {
         append(bytes, spaceAsPlus: false, to: &out)
     }
 
+    /// For each byte, its output as a little-endian word: bytes 0-2 are the text (`c`, or
+    /// `%`, hex, hex) and byte 3 is its length (1 or 3).
+    static let escapeTable: [UInt32] = (0..<256).map { entry(UInt8($0), spaceAsPlus: false) }
+    /// The same with a space written as `+`.
+    static let escapeTablePlus: [UInt32] = (0..<256).map { entry(UInt8($0), spaceAsPlus: true) }
+    /// 1 for bytes written as is, else 0 (a space is 0: as `+` it is not a copy).
+    static let keepFlags: [UInt8] = (0..<256).map { isUnreserved(UInt8($0)) ? 1 : 0 }
+
+    private static func entry(_ c: UInt8, spaceAsPlus: Bool) -> UInt32 {
+        if isUnreserved(c) { return UInt32(c) | 1 << 24 }
+        if spaceAsPlus && c == 0x20 { return UInt32(UInt8(ascii: "+")) | 1 << 24 }
+        let hex = Array("0123456789ABCDEF".utf8)
+        return UInt32(UInt8(ascii: "%")) | UInt32(hex[Int(c >> 4)]) << 8 | UInt32(hex[Int(c & 15)]) << 16 | 3 << 24
+    }
+
     /// Appends `src` escaped byte by byte (no UTF-8 check: callers validated it, or it is data).
     /// With `spaceAsPlus` a space becomes `+` (a literal `+` is `%2B` either way).
-    @inlinable
+    ///
+    /// Runs of 8 bytes written as is are found with 8 flag loads and copied in one store;
+    /// other bytes take one table load and one 4-byte store each, advancing 1 or 3: no
+    /// per-byte branches. (Swift's SIMD types are not used: they do not lower to vector
+    /// instructions here.)
     public static func append(_ src: UnsafeBufferPointer<UInt8>, spaceAsPlus: Bool, to out: inout ByteWriter) {
         let n = src.count
         guard n > 0, let s = src.baseAddress else { return }
-        out.reserve(n &* 3)
-        let hex = hexDigits.utf8Start
-        var d = out.base + out.count
-        var i = 0
-        // Runs of unreserved bytes are the common case: test 8 at a time, copy words.
-        while i &+ 8 <= n {
-            let c0 = s[i], c1 = s[i &+ 1], c2 = s[i &+ 2], c3 = s[i &+ 3]
-            let c4 = s[i &+ 4], c5 = s[i &+ 5], c6 = s[i &+ 6], c7 = s[i &+ 7]
-            if isUnreserved(c0) && isUnreserved(c1) && isUnreserved(c2) && isUnreserved(c3)
-                && isUnreserved(c4) && isUnreserved(c5) && isUnreserved(c6) && isUnreserved(c7)
-            {
-                UnsafeMutableRawPointer(d).storeBytes(
-                    of: UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self), as: UInt64.self)
-                d += 8
-                i &+= 8
-                continue
-            }
-            for _ in 0..<8 {
-                let c = s[i]
-                if isUnreserved(c) {
-                    d.pointee = c; d += 1
-                } else if spaceAsPlus && c == 0x20 {
-                    d.pointee = UInt8(ascii: "+"); d += 1
-                } else {
-                    d[0] = UInt8(ascii: "%"); d[1] = hex[Int(c >> 4)]; d[2] = hex[Int(c & 15)]; d += 3
+        out.reserve(n &* 3 &+ 1)  // +1: the 4-byte store of the last byte
+        var d = UnsafeMutableRawPointer(out.base + out.count)
+        (spaceAsPlus ? escapeTablePlus : escapeTable).withUnsafeBufferPointer { entries in
+            keepFlags.withUnsafeBufferPointer { flags in
+                let e = entries.baseAddress!, f = flags.baseAddress!
+                var i = 0
+                while i &+ 8 <= n {
+                    let all = f[Int(s[i])] & f[Int(s[i &+ 1])] & f[Int(s[i &+ 2])] & f[Int(s[i &+ 3])]
+                        & f[Int(s[i &+ 4])] & f[Int(s[i &+ 5])] & f[Int(s[i &+ 6])] & f[Int(s[i &+ 7])]
+                    if all != 0 {
+                        d.storeBytes(of: UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self), as: UInt64.self)
+                        d += 8
+                    } else {
+                        for k in 0..<8 {
+                            let w = e[Int(s[i &+ k])]
+                            d.storeBytes(of: w, as: UInt32.self)
+                            d += Int(w >> 24)
+                        }
+                    }
+                    i &+= 8
                 }
-                i &+= 1
+                while i < n {
+                    let w = e[Int(s[i])]
+                    d.storeBytes(of: w, as: UInt32.self)
+                    d += Int(w >> 24)
+                    i &+= 1
+                }
             }
         }
-        while i < n {
-            let c = s[i]
-            if isUnreserved(c) {
-                d.pointee = c; d += 1
-            } else if spaceAsPlus && c == 0x20 {
-                d.pointee = UInt8(ascii: "+"); d += 1
-            } else {
-                d[0] = UInt8(ascii: "%"); d[1] = hex[Int(c >> 4)]; d[2] = hex[Int(c & 15)]; d += 3
-            }
-            i &+= 1
-        }
-        out.count = d - out.base
+        out.count = d.assumingMemoryBound(to: UInt8.self) - out.base
     }
 }
 
 /// The offset of the first byte that does not start a valid UTF-8 sequence, or nil.
+/// Rejects overlong forms, surrogates (U+D800-U+DFFF) and values above U+10FFFF
+/// (RFC 3629's table: the second byte's range depends on the lead byte).
 public func firstInvalidUTF8Offset(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
     guard let p = bytes.baseAddress else { return nil }
     let n = bytes.count
     var i = 0
+    @inline(__always) func cont(_ j: Int) -> Bool { p[j] & 0xC0 == 0x80 }
     while i < n {
-        // ASCII fast path, 8 bytes at a time.
-        while i &+ 8 <= n, UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-            i &+= 8
+        // ASCII fast path, 16 bytes at a time.
+        while i &+ 16 <= n {
+            let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                | UnsafeRawPointer(p + i + 8).loadUnaligned(as: UInt64.self)
+            if w & 0x8080_8080_8080_8080 != 0 { break }
+            i &+= 16
         }
-        if i >= n { break }
+        guard i < n else { break }
         let c = p[i]
-        if c < 0x80 { i &+= 1; continue }
-        var len = 0
-        var minScalar: UInt32 = 0
-        var scalar: UInt32 = 0
-        switch c {
-        case 0xC2...0xDF: len = 2; scalar = UInt32(c & 0x1F); minScalar = 0x80
-        case 0xE0...0xEF: len = 3; scalar = UInt32(c & 0x0F); minScalar = 0x800
-        case 0xF0...0xF4: len = 4; scalar = UInt32(c & 0x07); minScalar = 0x10000
-        default: return i
+        if c < 0x80 {
+            i &+= 1
+        } else if c < 0xC2 {
+            return i  // continuation byte or overlong 2-byte lead
+        } else if c < 0xE0 {
+            guard i &+ 1 < n, cont(i &+ 1) else { return i }
+            i &+= 2
+        } else if c < 0xF0 {
+            guard i &+ 2 < n, cont(i &+ 2) else { return i }
+            let c1 = p[i &+ 1]
+            let lo: UInt8 = c == 0xE0 ? 0xA0 : 0x80  // E0: no overlong
+            let hi: UInt8 = c == 0xED ? 0x9F : 0xBF  // ED: no surrogates
+            guard c1 >= lo && c1 <= hi else { return i }
+            i &+= 3
+        } else if c < 0xF5 {
+            guard i &+ 3 < n, cont(i &+ 2), cont(i &+ 3) else { return i }
+            let c1 = p[i &+ 1]
+            let lo: UInt8 = c == 0xF0 ? 0x90 : 0x80  // F0: no overlong
+            let hi: UInt8 = c == 0xF4 ? 0x8F : 0xBF  // F4: not above U+10FFFF
+            guard c1 >= lo && c1 <= hi else { return i }
+            i &+= 4
+        } else {
+            return i
         }
-        if i + len > n { return i }
-        for k in 1..<len {
-            let cc = p[i + k]
-            if cc & 0xC0 != 0x80 { return i }
-            scalar = (scalar << 6) | UInt32(cc & 0x3F)
-        }
-        if scalar < minScalar || scalar > 0x10FFFF || (0xD800...0xDFFF).contains(scalar) { return i }
-        i += len
     }
     return nil
 }

@@ -7,9 +7,9 @@ import Glibc
 import Musl
 #endif
 
-private let versionString = CStringBox(AFSVersion.string)
-private let statusNames: [CStringBox] = AFSStatus.allCases.map { CStringBox($0.name) }
-private let unknownStatusName = CStringBox("AFS_E_UNKNOWN")
+private let versionString = CStringBox.copy(AFSVersion.string)
+private let statusNames: [CStringBox] = AFSStatus.allCases.map { CStringBox.copy($0.name) }
+private let unknownStatusName = CStringBox.copy("AFS_E_UNKNOWN")
 
 @_cdecl("afs_version")
 public func afs_version() -> UnsafePointer<CChar> {
@@ -42,7 +42,7 @@ public func afs_string_new(_ utf8: UnsafePointer<CChar>?, _ len: Int) -> UnsafeM
 public func afs_percent_escape(_ utf8: UnsafePointer<CChar>?, _ len: Int, _ err: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
     pointer(err) {
         let bytes = try bytesArg(utf8, len, "utf8")
-        var out = ByteWriter(capacity: bytes.count + bytes.count / 2 + 16)
+        var out = ByteWriter(capacity: 16)  // escape reserves the worst case once
         try PercentEscaping.escape(utf8: bytes, to: &out)
         return out.takeCString()
     }
