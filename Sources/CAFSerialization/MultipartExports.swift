@@ -12,7 +12,7 @@ final class FormHandle: Handle {
     /// The boundary as a C string, valid until the boundary changes or the form is freed.
     var boundary: UnsafePointer<CChar> {
         if let b = lentBoundary, String(cString: b.pointer) == form.boundary { return UnsafePointer(b.pointer) }
-        let b = CStringBox(Array(form.boundary.utf8))
+        let b = CStringBox.copy(form.boundary)
         lentBoundary = b
         return UnsafePointer(b.pointer)
     }
