@@ -18,8 +18,12 @@ public final class ByteBlock: @unchecked Sendable {  // immutable after init
         if let b = bytes.baseAddress, bytes.count > 0 { memcpy(base, b, bytes.count) }
     }
 
-    public convenience init(_ bytes: [UInt8]) {
-        self.init(bytes.withUnsafeBytes { $0 })
+    public init(_ bytes: [UInt8]) {
+        count = bytes.count
+        base = UnsafeMutablePointer<UInt8>.allocate(capacity: Swift.max(bytes.count, 1))
+        bytes.withUnsafeBytes { b in  // copy inside: the pointer is valid only here
+            if let p = b.baseAddress, b.count > 0 { memcpy(base, p, b.count) }
+        }
     }
 
     public convenience init(_ s: String) {
