@@ -7,10 +7,12 @@ MultipartEncoder (.read(65536)); writes the body with afs_body_stream_write_to_f
 against `cp`; and shows each one's peak RSS and RSS growth. The file lives in a temporary
 directory (page cache warmed first) and is removed afterwards.
 
-    python3 Benchmarks/multipart/run.py [--size-mib N] [--runs N] [--lib path/to/libafserialization.so]
+    Benchmarks/multipart/run.sh [--size-mib N] [--runs N] [--dir DIR]
+    python3 Benchmarks/multipart/run.py [...] [--lib path/to/libafserialization.so]
 
-Without --lib (or $AFSERIALIZATION_LIBRARY) it uses .build/release/libafserialization.so,
-building it with `swift build -c release` when missing.
+Without --lib (or $AFSERIALIZATION_LIBRARY) it uses the shipped build, build/lib, made by
+scripts/build-library.sh when missing. The files go to /dev/shm when it has room (tmpfs:
+no disk writeback noise in the write and cp rows), else to the default temporary folder.
 Targets: read >= 0.9 x read(2); write_to_fd >= 0.9 x cp; RSS growth < 8 MiB whatever the
 file size; read >= 3 x toolbelt.
 """
@@ -91,9 +93,9 @@ def main():
 
     lib = args.lib
     if not lib:
-        lib = os.path.join(ROOT, ".build", "release", "libafserialization.so")
+        lib = os.path.join(ROOT, "build", "lib", "libafserialization.so")
         if not os.path.exists(lib):
-            subprocess.check_call(["swift", "build", "-c", "release"], cwd=ROOT)
+            subprocess.check_call([os.path.join(ROOT, "scripts", "build-library.sh"), os.path.dirname(lib)])
     libdir = os.path.dirname(os.path.abspath(lib))
 
     size_bytes = args.size_mib << 20
