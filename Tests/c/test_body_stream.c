@@ -804,6 +804,55 @@ static void test_write_to_fd(void) {
     afs_serializer_free(s);
 }
 
+/* A short write inside a callback part without rewind function: the bytes the callback
+ * already gave are kept, so reading (or writing) on from the position still works. */
+static void test_short_write_inside_a_one_shot_callback(void) {
+    afs_error err;
+    afs_serializer *s = serializer();
+    src_t cb = src_new(pattern, 200000);
+    afs_form *f = afs_serializer_multipart_form(s, "POST", "http://h/", NULL, &err);
+    afs_form_set_boundary(f, "b", NULL);
+    afs_form_append_form_data(f, "head", 4, "first", NULL);
+    afs_form_append_stream(f, src_read, NULL, NULL, &cb, 200000, "cb", "c.bin", "t/t", NULL);
+    afs_form_append_form_data(f, "tail", 4, "last", NULL);
+    afs_request *r = afs_form_finish(f, &err);
+    afs_form_free(f);
+    bytes ref = {0};
+    bytes_str(&ref, "--b\r\nContent-Disposition: form-data; name=\"first\"\r\n\r\nhead"
+                    "\r\n--b\r\nContent-Disposition: form-data; name=\"cb\"; filename=\"c.bin\"\r\nContent-Type: t/t\r\n\r\n");
+    bytes_add(&ref, pattern, 200000);
+    bytes_str(&ref, "\r\n--b\r\nContent-Disposition: form-data; name=\"last\"\r\n\r\ntail\r\n--b--\r\n");
+    afs_body_stream *bs = afs_request_body_stream(r);
+    CHECK(afs_body_stream_content_length(bs) == ref.n);
+
+    int pfd[2];
+    CHECK(pipe(pfd) == 0);
+    reader_t rd = { pfd[0], {0}, 100000 };
+    pthread_t th;
+    pthread_create(&th, NULL, reader_thread, &rd);
+    uint64_t w = 0;
+    CHECK_STATUS(afs_body_stream_write_to_fd(bs, pfd[1], &w, &err), AFS_E_IO);
+    CHECK(err.os_errno == EPIPE);
+    pthread_join(th, NULL);
+    close(pfd[1]);
+    CHECK(w > 1000 && w < ref.n);
+    CHECK(afs_body_stream_position(bs) == w);
+    CHECK(rd.got.n <= w && memcmp(rd.got.p, ref.p, rd.got.n) == 0);
+    free(rd.got.p);
+    /* seeking to where we are keeps what the callback already gave; going back cannot work */
+    CHECK_STATUS(afs_body_stream_seek(bs, w, &err), AFS_OK);
+    CHECK_STATUS(afs_body_stream_seek(bs, w - 1, &err), AFS_E_UNSUPPORTED);
+    CHECK(afs_body_stream_position(bs) == w);
+    bytes rest = {0};
+    CHECK(drain(bs, 0, &rest) == 0);
+    CHECK(rest.n == ref.n - w && memcmp(rest.p, ref.p + w, rest.n) == 0);
+    CHECK(cb.rewinds == 0);
+    free(rest.p);
+    free(ref.p);
+    afs_request_free(r);
+    afs_serializer_free(s);
+}
+
 static int count_fds(void) {
     int n = 0;
     DIR *d = opendir("/proc/self/fd");
@@ -902,6 +951,7 @@ int main(int argc, char **argv) {
     test_close_and_arguments();
     test_progress_and_throttle();
     test_write_to_fd();
+    test_short_write_inside_a_one_shot_callback();
     test_write_body_to_file_and_many_files();
     rmdir(scratch);
     return check_summary(argv[0]);

@@ -435,15 +435,18 @@ public final class MultipartBodyStream: @unchecked Sendable {
             throw AFSError(.invalidArgument, "cannot seek to offset \(target): the body has \(layout.contentLength) bytes")
         }
         let (p, ph, off) = locate(target)
+        // Callback bytes read ahead by a short write stay usable when we land on them.
+        let keepCarry = carryCount > 0 && ph == .body && p == carryPart && off == carryOffset
         // Every callback part from the target on will be read from where the target needs it.
         for i in p..<parts.count {
             let part = parts[i]
             guard case .stream(let source) = part.source, !source.canRewind else { continue }
-            let need: UInt64 = i > p ? 0 : (ph == .body ? off : (ph == .boundary || ph == .headers ? 0 : part.length))
+            var need: UInt64 = i > p ? 0 : (ph == .body ? off : (ph == .boundary || ph == .headers ? 0 : part.length))
+            if i == p && keepCarry { need += UInt64(carryCount) }
             if part.consumed > need { throw cannotRewind(part) }
         }
         closeFile()
-        dropCarry()
+        if !keepCarry { dropCarry() }
         partIndex = p
         phase = ph
         offset = off
@@ -761,7 +764,8 @@ extension MultipartBodyStream {
     /// Writes the whole body, from its first byte, to `path` through a temporary file in the
     /// same directory that is renamed over `path` at the end: on failure no partial file is
     /// left. Uses its own reader, so this stream's position is untouched (callback parts are
-    /// shared and rewound as needed). Synchronous.
+    /// shared and rewound as needed). Synchronous. C: `afs_request_write_body_to_file`
+    /// (through `Request.writingBody(toFile:)`).
     /// - Throws: `.io` (with errno) for the destination, and the sources' errors.
     public func writeBody(toFile path: String) throws {
         guard !path.isEmpty else { throw AFSError(.invalidArgument, "the path is empty") }
