@@ -404,6 +404,272 @@ AFS_API bool afs_request_allows_cellular_access(const afs_request *r);
 AFS_API int afs_request_network_service_type(const afs_request *r);
 
 /* >>> MULTIPART SECTIONS (7, 8) >>> */
+
+/* ===================================================================================== */
+/* 7. Multipart forms                                                                   */
+/* ===================================================================================== */
+
+/*
+ * afs_form — a multipart/form-data form being built (AFNetworking's
+ * AFStreamingMultipartFormData). Create it with afs_serializer_multipart_form (the
+ * parameters become field parts), append parts in order, then afs_form_finish gives the
+ * request whose body is a streaming afs_body_stream. Free the form with afs_form_free, also
+ * after finishing it. One thread at a time.
+ *
+ * On the wire, part i is `--B\r\n` (first part) or `\r\n--B\r\n` (the others), its headers
+ * (`Name: value\r\n` each, in insertion order), `\r\n` and its body; after the last part
+ * comes `\r\n--B--\r\n`. File, data and stream parts carry
+ * `Content-Disposition: form-data; name="N"; filename="F"` and `Content-Type: M`; field
+ * parts `Content-Disposition: form-data; name="N"`. In names and filenames `"`, CR and LF
+ * are written %22, %0D and %0A (as browsers do). Header blocks are UTF-8.
+ *
+ * Part sources: bytes (copied when appended), a file (a regular file whose size is taken
+ * when appended and which is opened only while its part is read, so thousands of file
+ * parts never hold thousands of descriptors), or a read callback with a declared length.
+ * A source that yields fewer or more bytes than its length makes afs_body_stream_read fail
+ * with AFS_E_LENGTH_MISMATCH: the body never differs in length from its Content-Length.
+ *
+ * A `release` function given with a part runs exactly once: when the part is destroyed
+ * (with the form or the request's body stream), or at once when the append fails.
+ * Functions called on a spent form (after a successful afs_form_finish) return AFS_E_STATE.
+ */
+typedef struct afs_form afs_form;
+typedef struct afs_body_stream afs_body_stream;
+
+/** AFNetworking's 3G suggestions for afs_form_throttle_bandwidth. */
+#define AFS_UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE 16384
+#define AFS_UPLOAD_STREAM_3G_SUGGESTED_DELAY 0.2
+
+/** Reads up to max_length bytes of a part body into buffer: returns the count (> 0), 0 at
+ *  the end, -1 on error. Called only while the part is read, never with max_length 0. */
+typedef int64_t (*afs_read_fn)(void *ctx, uint8_t *buffer, size_t max_length);
+/** Goes back to the first byte of the part body: 0 on success. */
+typedef int (*afs_rewind_fn)(void *ctx);
+/** Called once when the part is destroyed (or when its append fails). */
+typedef void (*afs_release_fn)(void *ctx);
+
+/**
+ * multipartFormRequestWithMethod:URLString:parameters:constructingBodyWithBlock:error: up to
+ * the block — a form over the serializer's plain request for `method` and `url` (its
+ * headers and request properties included). The parameters (`params`, may be NULL) become
+ * field parts in query-pair order (names with brackets, e.g. `user[tags][]`, by the
+ * serializer's query styles); data values are their raw bytes, null an empty part, other
+ * scalars their text in the serializer's string encoding.
+ * @return owned form (afs_form_free), or NULL with AFS_E_INVALID_METHOD (GET and HEAD, in
+ *         any case, cannot carry a multipart body; or not a token), AFS_E_BAD_URL,
+ *         AFS_E_INVALID_ARGUMENT (NULL serializer/method/url, params not a dictionary),
+ *         AFS_E_ENCODING (a value the string encoding cannot represent; the field is named),
+ *         AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_form *afs_serializer_multipart_form(const afs_serializer *s, const char *method,
+                                                const char *url, const afs_value *params, afs_error *err);
+/**
+ * appendPartWithFileURL:name:error: — a file part streamed from disk, filename the last
+ * path component, Content-Type from its extension (a built-in table, then
+ * /etc/mime.types, then application/octet-stream; `.cer` is application/x-x509-ca-cert).
+ * @return AFS_OK; AFS_E_FILE (os_errno set) when the file is missing, a directory, not a
+ *         regular file or unreadable; AFS_E_STATE on a spent form; AFS_E_INVALID_ARGUMENT
+ *         (NULL form, path or name); AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_append_file(afs_form *f, const char *path, const char *name, afs_error *err);
+/**
+ * appendPartWithFileURL:name:fileName:mimeType:error: — as afs_form_append_file with a
+ * chosen `filename` (NULL: the last path component) and `mime_type` (NULL: from the
+ * filename's extension).
+ * @return the statuses of afs_form_append_file; AFS_E_INVALID_HEADER for CR, LF or NUL in
+ *         mime_type.
+ */
+AFS_API afs_status afs_form_append_file_ex(afs_form *f, const char *path, const char *name,
+                                           const char *filename, const char *mime_type, afs_error *err);
+/**
+ * appendPartWithFileData:name:fileName:mimeType: — a file part whose `len` bytes are
+ * copied now (`data` may be NULL only when len is 0). `mime_type` NULL: from the
+ * filename's extension.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL form, name or filename); AFS_E_INVALID_HEADER
+ *         (CR/LF/NUL in mime_type); AFS_E_STATE; AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_append_file_data(afs_form *f, const void *data, size_t len, const char *name,
+                                             const char *filename, const char *mime_type, afs_error *err);
+/**
+ * appendPartWithFormData:name: — a field part with `len` bytes copied now (`data` may be
+ * NULL only when len is 0).
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT; AFS_E_STATE; AFS_E_INVALID_UTF8 (name).
+ */
+AFS_API afs_status afs_form_append_form_data(afs_form *f, const void *data, size_t len,
+                                             const char *name, afs_error *err);
+/**
+ * appendPartWithInputStream:name:fileName:length:mimeType: — a file part read through
+ * `read` (required), which must yield exactly `length` bytes (one extra call checks that
+ * it is then at its end). `rewind` (may be NULL) lets the stream go back: without it,
+ * rewinding or seeking back over this part once it was read is AFS_E_UNSUPPORTED.
+ * `release` (may be NULL) runs once with `ctx` when the part is destroyed — or before this
+ * function returns when it fails. `mime_type` NULL: from the filename's extension.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL form, read, name or filename);
+ *         AFS_E_INVALID_HEADER; AFS_E_STATE; AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_append_stream(afs_form *f, afs_read_fn read, afs_rewind_fn rewind,
+                                          afs_release_fn release, void *ctx, uint64_t length,
+                                          const char *name, const char *filename, const char *mime_type,
+                                          afs_error *err);
+/**
+ * appendPartWithHeaders:body: — a part with exactly these headers, in this order, and a
+ * copy of `len` body bytes. `header_names`/`header_values` may be NULL when header_count
+ * is 0; `body` may be NULL when len is 0.
+ * @return AFS_OK; AFS_E_INVALID_HEADER (a name that is not a token, a value with CR, LF or
+ *         NUL: no header injection); AFS_E_INVALID_ARGUMENT; AFS_E_STATE; AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_append_part(afs_form *f, const char *const *header_names,
+                                        const char *const *header_values, size_t header_count,
+                                        const void *body, size_t len, afs_error *err);
+/**
+ * throttleBandwidthWithPacketSize:delay: — the body stream returns at most `packet_size`
+ * bytes per read (and writes at most that much per system call in
+ * afs_body_stream_write_to_fd) and sleeps `delay_seconds` after each chunk. packet_size 0
+ * removes the limit; a negative or non-finite delay counts as 0. Ignored for NULL or a
+ * spent form.
+ */
+AFS_API void afs_form_throttle_bandwidth(afs_form *f, size_t packet_size, double delay_seconds);
+/**
+ * Sets the boundary (tests, reproducible bodies): 1-70 characters of
+ * `A-Z a-z 0-9 ' + _ - .`. If `--` followed by it occurs in the headers or in-memory body of
+ * a part, afs_form_finish fails with AFS_E_INVALID_ARGUMENT (file and callback bodies
+ * cannot be checked). Without it the boundary is `Boundary+` and 16 uppercase hex digits
+ * from the OS random source, redrawn at finish if it occurs in an in-memory part.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (bad boundary, NULL); AFS_E_STATE; AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_set_boundary(afs_form *f, const char *boundary, afs_error *err);
+/** The boundary (the final one after afs_form_finish). Borrowed: valid until the boundary
+ *  changes or afs_form_free(f). NULL for NULL or a wrong handle. */
+AFS_API const char *afs_form_boundary(const afs_form *f);
+/**
+ * requestByFinalizingMultipartFormData — the request: the serializer's headers,
+ * `Content-Type: multipart/form-data; boundary=B` (replacing any Content-Type),
+ * `Content-Length` (exact), no plain body (afs_request_body returns NULL) and a body stream
+ * (afs_request_body_stream). A form without parts gives what AFNetworking gives: the
+ * serializer's plain request (for the HTTP serializer, an empty
+ * application/x-www-form-urlencoded body) and no body stream. Afterwards the form is spent;
+ * still free it.
+ * @return owned request (afs_request_free), or NULL with AFS_E_INVALID_ARGUMENT (a boundary
+ *         set with afs_form_set_boundary occurs in a part; the form stays usable: set
+ *         another and finish again), AFS_E_STATE (already finished).
+ */
+AFS_API afs_request *afs_form_finish(afs_form *f, afs_error *err);
+/** Frees a form and the parts it still owns (running their release functions). NULL is
+ *  ignored. */
+AFS_API void afs_form_free(afs_form *f);
+
+/* ===================================================================================== */
+/* 8. Body streams                                                                      */
+/* ===================================================================================== */
+
+/*
+ * afs_body_stream — the body of a multipart request (AFNetworking's
+ * AFMultipartBodyStream), pulled with afs_body_stream_read while file parts stream from
+ * disk. It is borrowed from its request: get it with afs_request_body_stream, never free
+ * it; it lives until afs_request_free. One thread at a time.
+ *
+ * HOW TO STREAM A MULTIPART BODY
+ *
+ *     afs_request *r = afs_form_finish(form, &err);
+ *     afs_body_stream *bs = afs_request_body_stream(r);
+ *     // send afs_request_method(r), afs_request_url(r) and every header, including
+ *     // Content-Type and Content-Length (== afs_body_stream_content_length(bs))
+ *     uint8_t buf[65536];
+ *     int64_t n;
+ *     while ((n = afs_body_stream_read(bs, buf, sizeof buf)) > 0)
+ *         send_bytes(buf, (size_t)n);
+ *     if (n < 0) {                        // nothing of the failing call counts
+ *         afs_body_stream_error(bs, &err); // e.g. AFS_E_LENGTH_MISMATCH, AFS_E_IO
+ *         ...                              // afs_body_stream_rewind/seek to retry
+ *     }
+ *     afs_request_free(r);
+ *
+ * Or let the kernel copy it: afs_body_stream_write_to_fd(bs, socket_or_file, &n, &err).
+ * For a redirect or a retry, afs_body_stream_rewind (or libcurl's SEEKFUNCTION over
+ * afs_body_stream_seek) starts again.
+ *
+ * Reads give the same bytes for every sequence of buffer sizes, including 1. After a read
+ * returned -1 every later read returns -1 and afs_body_stream_error reports the same error,
+ * until afs_body_stream_rewind or afs_body_stream_seek. A closed stream stays closed: calls
+ * on it return -1 / AFS_E_STATE.
+ */
+
+/** The body stream of a multipart request, or NULL when `r` has none (not multipart,
+ *  NULL). Borrowed: valid until afs_request_free(r); do not free it. */
+AFS_API afs_body_stream *afs_request_body_stream(afs_request *r);
+/**
+ * requestWithMultipartFormRequest:writingStreamContentsToFile:completionHandler:, but
+ * synchronous — writes the whole body, from its first byte, to `path` through a temporary
+ * file in the same directory renamed over `path` at the end (no partial file is left on
+ * failure), and returns a copy of `r` without body stream, headers kept. The position of
+ * r's own stream is not changed; callback parts are shared and rewound as needed.
+ * @return owned request (afs_request_free), or NULL with AFS_E_INVALID_ARGUMENT (NULL, no
+ *         body stream), AFS_E_IO (os_errno set; the destination, or a source failing),
+ *         AFS_E_LENGTH_MISMATCH, AFS_E_UNSUPPORTED (a callback part that cannot rewind and
+ *         was already read), AFS_E_STATE (the stream was closed).
+ */
+AFS_API afs_request *afs_request_write_body_to_file(const afs_request *r, const char *path, afs_error *err);
+
+/** Opens the stream (afs_body_stream_read opens it implicitly).
+ *  @return AFS_OK; AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT for NULL. */
+AFS_API afs_status afs_body_stream_open(afs_body_stream *bs, afs_error *err);
+/**
+ * Reads up to `max_length` bytes of the body into `buffer` (at most the throttle's packet
+ * size, then sleeps its delay). File and callback bytes go straight into `buffer`.
+ * @return the number of bytes (> 0); 0 at the end; -1 on error (NULL stream or buffer,
+ *         max_length 0, closed stream, a source failing or yielding a different length):
+ *         then afs_body_stream_error tells why, the position is unchanged and the buffer's
+ *         content is unspecified. The progress callback runs after each successful read.
+ */
+AFS_API int64_t afs_body_stream_read(afs_body_stream *bs, uint8_t *buffer, size_t max_length);
+/** True from open (or the first read) until the last byte has been read; false after an
+ *  error, after close, and for NULL. */
+AFS_API bool afs_body_stream_has_bytes_available(const afs_body_stream *bs);
+/** The exact body length (the request's Content-Length); 0 for NULL. */
+AFS_API uint64_t afs_body_stream_content_length(const afs_body_stream *bs);
+/** Closes the stream and any file it has open. Later calls return AFS_E_STATE (reads -1).
+ *  NULL is ignored. */
+AFS_API void afs_body_stream_close(afs_body_stream *bs);
+/**
+ * The sticky error after a read returned -1 (or after afs_body_stream_write_to_fd failed
+ * because of a source): copies it into `out` (may be NULL) and returns its code.
+ * @return AFS_OK (out untouched) when there is none; AFS_E_INVALID_ARGUMENT for NULL.
+ */
+AFS_API afs_status afs_body_stream_error(const afs_body_stream *bs, afs_error *out);
+/** Goes back to the first byte and clears the sticky error.
+ *  @return AFS_OK; AFS_E_UNSUPPORTED when a callback part without rewind function was read;
+ *  AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT for NULL. */
+AFS_API afs_status afs_body_stream_rewind(afs_body_stream *bs, afs_error *err);
+/**
+ * Moves to body offset `offset` (0 to the content length) and clears the sticky error; the
+ * next read starts there (libcurl's SEEKFUNCTION, resumable uploads, Python's seek).
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT past the end or for NULL; AFS_E_UNSUPPORTED when
+ *         a callback part at or after the offset has no rewind function and was already
+ *         read past it (position unchanged); AFS_E_STATE when closed.
+ */
+AFS_API afs_status afs_body_stream_seek(afs_body_stream *bs, uint64_t offset, afs_error *err);
+/** Bytes delivered so far (read, or written by afs_body_stream_write_to_fd); 0 for NULL. */
+AFS_API uint64_t afs_body_stream_position(const afs_body_stream *bs);
+/**
+ * Writes the rest of the body to a blocking `fd`: copy_file_range for file parts when fd is
+ * a regular file, sendfile when it is a socket or pipe, write(2)/writev for in-memory parts;
+ * read/write when the kernel cannot copy (EXDEV, EINVAL, ENOSYS). SIGPIPE is held back: a
+ * closed reader gives AFS_E_IO with os_errno EPIPE.
+ * @param written (may be NULL) the bytes written by this call, also on failure; the
+ *        position then reflects exactly what was written, so the call can be repeated.
+ * @return AFS_OK; AFS_E_IO with os_errno — when the destination failed (EPIPE, ENOSPC) the
+ *         stream stays usable, when a source failed the error is sticky;
+ *         AFS_E_LENGTH_MISMATCH, AFS_E_UNSUPPORTED (sticky); the sticky error of an earlier
+ *         failure; AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT (NULL, fd < 0).
+ */
+AFS_API afs_status afs_body_stream_write_to_fd(afs_body_stream *bs, int fd, uint64_t *written, afs_error *err);
+/** Progress of a body: (bytes delivered so far, content length). */
+typedef void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total);
+/** Calls `fn(ctx, sent, total)` after every successful read or write. `sent` never
+ *  decreases except after a rewind or seek; the last call before the end is
+ *  (total, total). NULL fn removes the callback; NULL bs is ignored. */
+AFS_API void afs_body_stream_set_progress(afs_body_stream *bs, afs_progress_fn fn, void *ctx);
+
 /* <<< MULTIPART SECTIONS (7, 8) <<< */
 
 /* >>> RESPONSE SECTION (9) >>> */
