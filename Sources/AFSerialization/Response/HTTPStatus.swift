@@ -4,7 +4,8 @@ public enum HTTPStatus {
     /// `+[NSHTTPURLResponse localizedStringForStatusCode:]`: the IANA registry's phrase
     /// (RFC 9110 and its successors; `418` "i'm a teapot") for registered codes, otherwise
     /// the class of the code — "informational", "success", "redirection", "client error",
-    /// "server error" — and "unknown status" outside 100-599.
+    /// "server error" — and "unknown status" outside 100-599. C: the messages of
+    /// `afs_response_validate` and `afs_response_object`.
     public static func reasonPhrase(_ code: Int) -> String {
         if let p = phrases[code] { return p }
         switch code {
