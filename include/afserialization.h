@@ -15,7 +15,8 @@
  *                                   9. Response side
  *
  * CONVENTIONS
- *   - Opaque handles: afs_value, afs_serializer, afs_request, afs_form, afs_body_stream.
+ *   - Opaque handles: afs_value, afs_serializer, afs_request, afs_form, afs_body_stream,
+ *     afs_response_serializer.
  *     A function that returns a handle gives the caller ownership; free it with the
  *     matching afs_*_free, which accepts NULL.
  *   - Returned `const char *` / `const uint8_t *` are borrowed: valid until their owner is
@@ -30,8 +31,8 @@
  *     void setters and the _free functions ignore NULL.
  *   - A handle argument marked "consumed" is owned by the library afterwards, also when the
  *     call fails.
- *   - Threads: an afs_serializer may be used from many threads at once. Values, requests,
- *     forms and body streams are used by one thread at a time.
+ *   - Threads: an afs_serializer or afs_response_serializer may be used from many threads
+ *     at once. Values, requests, forms and body streams are used by one thread at a time.
  */
 #ifndef AFSERIALIZATION_H
 #define AFSERIALIZATION_H
@@ -165,8 +166,9 @@ AFS_API afs_value *afs_value_new_data(const void *bytes, size_t len);
  * its position and gets the new value.
  * @param key_len length of key or AFS_NTS.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT when dict is NULL or not a dictionary, value is
- *         NULL or not a value, value is dict itself (then it is not consumed), or the tree
- *         would nest deeper than 512 levels; AFS_E_INVALID_UTF8 for a bad key.
+ *         NULL, not a value, borrowed (afs_value_at, afs_value_get) or dict itself (in
+ *         these cases it is not consumed), or the tree would nest deeper than 512 levels;
+ *         AFS_E_INVALID_UTF8 for a bad key.
  */
 AFS_API afs_status afs_value_dict_set(afs_value *dict, const char *key, size_t key_len,
                                       afs_value *value /* consumed */, afs_error *err);
@@ -174,8 +176,8 @@ AFS_API afs_status afs_value_dict_set(afs_value *dict, const char *key, size_t k
  * Appends `value` (consumed, also on failure) to an array, or adds it to a set (an equal
  * member already there makes this a successful no-op).
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT when the container is NULL or neither an array
- *         nor a set, value is NULL, not a value, or the container itself, or the tree would
- *         nest deeper than 512 levels.
+ *         nor a set, value is NULL, not a value, borrowed or the container itself (in these
+ *         cases it is not consumed), or the tree would nest deeper than 512 levels.
  */
 AFS_API afs_status afs_value_append(afs_value *array_or_set, afs_value *value /* consumed */,
                                     afs_error *err);
@@ -188,7 +190,8 @@ AFS_API afs_status afs_value_append(afs_value *array_or_set, afs_value *value /*
 AFS_API afs_value *afs_value_parse_json(const char *json, size_t len, afs_error *err);
 /** The kind of `v`; AFS_VALUE_NULL for NULL. */
 AFS_API afs_value_kind afs_value_kind_of(const afs_value *v);
-/** Frees a value and its children. NULL is ignored. */
+/** Frees a value and its children. NULL is ignored, and so is a borrowed member handle
+ *  (from afs_value_at or afs_value_get: its parent owns it). */
 AFS_API void afs_value_free(afs_value *v);
 
 /* ===================================================================================== */

@@ -22,7 +22,7 @@ class Handle {
 /// changed.
 final class ValueHandle: Handle {
     var value: Value {
-        didSet { children = nil; keyCopies = nil; scalarCopy = nil; keyIndex = nil }
+        didSet { children = nil; keyCopies = nil; scalarCopy = nil }
     }
     /// Nesting depth of `value` (scalars 0, containers 1 + their deepest member), kept up
     /// to date by `afs_value_dict_set`/`afs_value_append` so that trees deeper than
@@ -45,10 +45,8 @@ final class ValueHandle: Handle {
     private var keyCopies: [CStringBox?]?
     /// The NUL-terminated copy of a string value, or the copy of a data value.
     private var scalarCopy: CStringBox?
-    /// Dictionary key -> index, built on the first lookup in a larger dictionary.
-    private var keyIndex: [LookupKey: Int]?
-    /// A member lent by `child(at:)`: owned by its parent's cache, so it must not be freed
-    /// or consumed by the caller (`release` and `consume` should refuse it).
+    /// A member lent by `child(at:)`: owned by its parent's cache, so `afs_value_free`
+    /// ignores it and consuming calls refuse it.
     private(set) var isBorrowed = false
 
     init(_ value: Value, depth: Int? = nil) {
@@ -56,16 +54,6 @@ final class ValueHandle: Handle {
         self.knownDepth = depth
     }
     override class var cName: String { "afs_value" }
-
-    /// A dictionary key compared and hashed by its UTF-8 bytes, as `ValueDict` does.
-    private struct LookupKey: Hashable {
-        let string: String
-        static func == (a: LookupKey, b: LookupKey) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
-        func hash(into h: inout Hasher) {
-            var s = string
-            s.withUTF8 { h.combine(bytes: UnsafeRawBufferPointer($0)) }
-        }
-    }
 
     /// The borrowed handle of member `i` (a dictionary's value, an array's element, a set's
     /// member in insertion order); nil when out of range or not a container.
@@ -101,16 +89,7 @@ final class ValueHandle: Handle {
     /// The position of `key` in a dictionary (byte comparison), or nil.
     func index(ofKey key: String) -> Int? {
         guard case .dict(let d) = value else { return nil }
-        if d.count <= 16 {
-            return d.keys.firstIndex { $0.utf8.elementsEqual(key.utf8) }
-        }
-        if keyIndex == nil {
-            var m: [LookupKey: Int] = [:]
-            m.reserveCapacity(d.count)
-            for (i, k) in d.keys.enumerated() { m[LookupKey(string: k)] = i }
-            keyIndex = m
-        }
-        return keyIndex![LookupKey(string: key)]
+        return d.index(forKey: key)
     }
 
     /// The NUL-terminated copy of a string value, or the bytes of a data value; nil for
@@ -165,9 +144,11 @@ func box(_ h: Handle) -> OpaquePointer {
     OpaquePointer(Unmanaged.passRetained(h).toOpaque())
 }
 
-/// Releases the handle (the `_free` functions). NULL and handles of another kind are ignored.
+/// Releases the handle (the `_free` functions). NULL, handles of another kind and borrowed
+/// value handles (owned by their parent) are ignored.
 func release<T: Handle>(_ p: OpaquePointer?, _ t: T.Type) {
-    guard let p = p, peek(p, t) != nil else { return }
+    guard let p = p, let h = peek(p, t) else { return }
+    if let v = h as? ValueHandle, v.isBorrowed { return }
     Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(p)).release()
 }
 
@@ -206,7 +187,7 @@ func fail(_ err: UnsafeMutableRawPointer?, _ e: AFSError) -> Int32 {
             while n > 0 && bytes[n] & 0xC0 == 0x80 { n -= 1 }
             bytes = Array(bytes[..<n]) + Array("...".utf8)
         }
-        bytes.withUnsafeBufferPointer { memcpy(msg, $0.baseAddress!, $0.count) }
+        bytes.withUnsafeBufferPointer { _ = memcpy(msg, $0.baseAddress!, $0.count) }
         msg[bytes.count] = 0
     }
     return e.status.rawValue
