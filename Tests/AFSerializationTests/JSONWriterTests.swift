@@ -55,7 +55,7 @@ struct TreeMaker {
         case 0: d = Double(bitPattern: rng.next())
         case 1: d = Double(Int.random(in: -1_000_000...1_000_000, using: &rng)) / 1000
         case 2: d = Double.random(in: -1...1, using: &rng) * pow(10, Double(Int.random(in: -30...30, using: &rng)))
-        default: d = [0.1, 1e16, 1e-7, -0.0, 123456789012345.0, 5e-324, .greatestFiniteMagnitude, 0.5, 1e21, 1e22, 2.5e-5]
+        default: d = [0.1, 1e16, 1e-7, -0.0, 123456789012345.0, .leastNonzeroMagnitude, .greatestFiniteMagnitude, 0.5, 1e21, 1e22, 2.5e-5]
             .randomElement(using: &rng)!
         }
         if !d.isFinite { d = 1.5 }
@@ -154,8 +154,8 @@ final class JSONWriterTests: XCTestCase {
     func testThatDoublesAreWrittenAsFormatDoubleWritesThem() throws {
         var rng = SeededGenerator(seed: 7)
         var specials: [Double] = [
-            0, -0.0, 1, -1, 0.5, 1e15, 1e16, 9007199254740992, 9007199254740993, 9007199254740994, 4503599627370495.5,
-            -9007199254740991, 1e21, 1e22, 1e23, 5e-324, 2.2250738585072014e-308, .greatestFiniteMagnitude,
+            0, -0.0, 1, -1, 0.5, 1e15, 1e16, 9007199254740992, 9007199254740992.0.nextUp, 9007199254740991, 4503599627370495.5,
+            -9007199254740991, 1e21, 1e22, 1e23, .leastNonzeroMagnitude, 2.2250738585072014e-308, .greatestFiniteMagnitude,
             -.greatestFiniteMagnitude, .ulpOfOne, 0.1 + 0.2, 100, 1e-4, 1e-5, 123456.789,
         ]
         for _ in 0..<20000 {

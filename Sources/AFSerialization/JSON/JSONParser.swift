@@ -142,7 +142,7 @@ struct JSONReader: ~Copyable {
     var keys = MoveStack<String>(capacity: 32)
     var frames = MoveStack<Frame>(capacity: 16)
     /// Unescaped bytes of a string that contains escapes.
-    var scratch: [UInt8] = []
+    var scratch = ByteWriter(capacity: 256)
     /// The last object built from scratch at each nesting level. The next object there with
     /// the same keys in the same order (records in an array) reuses its key strings while it
     /// is read and starts from a copy of it, sharing its key list and index: each key is
@@ -538,8 +538,8 @@ struct JSONReader: ~Copyable {
                 return s
             }
             if c == asciiBackslash {
-                scratch.removeAll(keepingCapacity: true)
-                scratch.append(contentsOf: UnsafeBufferPointer(start: p + start, count: i &- start))
+                scratch.truncate(to: 0)
+                scratch.append(UnsafeBufferPointer(start: p + start, count: i &- start))
                 return try escapedString(open)
             }
             if c < 0x20 { throw controlCharacter() }
@@ -601,12 +601,12 @@ struct JSONReader: ~Copyable {
                 if c >= 0x80 { try skipUTF8Sequence() } else { i &+= 1 }
             }
             if i > runStart {
-                scratch.append(contentsOf: UnsafeBufferPointer(start: p + runStart, count: i &- runStart))
+                scratch.append(UnsafeBufferPointer(start: p + runStart, count: i &- runStart))
             }
             guard i < n else { throw unterminated(open) }
             if c == asciiQuote {
                 i &+= 1
-                return scratch.withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) }
+                return scratch.toString()
             }
             if c < 0x20 { throw controlCharacter() }
             // A backslash.
