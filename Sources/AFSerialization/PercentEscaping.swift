@@ -93,7 +93,84 @@ public enum PercentEscaping {
 /// The offset of the first byte that does not start a valid UTF-8 sequence, or nil.
 /// Rejects overlong forms, surrogates (U+D800-U+DFFF) and values above U+10FFFF
 /// (RFC 3629's table: the second byte's range depends on the lead byte).
+///
+/// Valid input (the common case) is checked by a shift-based DFA: per byte one table load
+/// that does not depend on the state, then a shift and a mask, with no branches to
+/// mispredict on mixed text. Only rejected input is scanned again to find the offset.
 public func firstInvalidUTF8Offset(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
+    guard let p = bytes.baseAddress else { return nil }
+    let n = bytes.count
+    let ok = UTF8DFA.rows.withUnsafeBufferPointer { rowsBuffer -> Bool in
+        let rows = rowsBuffer.baseAddress!
+        var state: UInt64 = 0
+        var i = 0
+        while i < n {
+            // Between sequences, skip ASCII 16 bytes at a time.
+            if state == 0 {
+                while i &+ 16 <= n {
+                    let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                        | UnsafeRawPointer(p + i + 8).loadUnaligned(as: UInt64.self)
+                    if w & 0x8080_8080_8080_8080 != 0 { break }
+                    i &+= 16
+                }
+            }
+            let end = Swift.min(i &+ 64, n)
+            while i < end {
+                state = (rows[Int(p[i])] >> state) & 63
+                i &+= 1
+            }
+            if state == UTF8DFA.reject { return false }
+        }
+        return state == 0
+    }
+    return ok ? nil : firstInvalidUTF8OffsetScan(bytes)
+}
+
+/// The UTF-8 automaton of RFC 3629 as a shift-based DFA: state k is stored as the shift
+/// 6k, and `rows[b]` holds, at bits 6k..6k+5, the shift of the state after byte b in
+/// state k. The next state is `(rows[b] >> state) & 63`.
+enum UTF8DFA {
+    // States: accept, reject, need 1/2/3 more continuation bytes, and the four leads whose
+    // second byte has a narrower range.
+    static let accept = 0, rejectState = 1, need1 = 2, need2 = 3, need3 = 4
+    static let afterE0 = 5, afterED = 6, afterF0 = 7, afterF4 = 8
+    static let reject = UInt64(rejectState * 6)
+
+    static let rows: [UInt64] = (0..<256).map { b -> UInt64 in
+        func next(_ state: Int) -> Int {
+            let cont = (0x80...0xBF).contains(b)
+            switch state {
+            case accept:
+                switch b {
+                case 0x00...0x7F: return accept
+                case 0xC2...0xDF: return need1
+                case 0xE0: return afterE0
+                case 0xED: return afterED
+                case 0xE1...0xEF: return need2
+                case 0xF0: return afterF0
+                case 0xF1...0xF3: return need3
+                case 0xF4: return afterF4
+                default: return rejectState
+                }
+            case need1: return cont ? accept : rejectState
+            case need2: return cont ? need1 : rejectState
+            case need3: return cont ? need2 : rejectState
+            case afterE0: return (0xA0...0xBF).contains(b) ? need1 : rejectState
+            case afterED: return (0x80...0x9F).contains(b) ? need1 : rejectState
+            case afterF0: return (0x90...0xBF).contains(b) ? need2 : rejectState
+            case afterF4: return (0x80...0x8F).contains(b) ? need2 : rejectState
+            default: return rejectState
+            }
+        }
+        var row: UInt64 = 0
+        for state in 0...afterF4 { row |= UInt64(next(state) * 6) << UInt64(state * 6) }
+        return row
+    }
+}
+
+/// The precise scan behind `firstInvalidUTF8Offset`: walks sequence by sequence and
+/// names the first bad one. Branchy, so it runs only on input the DFA rejected.
+func firstInvalidUTF8OffsetScan(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
     guard let p = bytes.baseAddress else { return nil }
     let n = bytes.count
     var i = 0

@@ -40,6 +40,31 @@ final class PercentEscapingTests: XCTestCase {
         }
     }
 
+    /// The DFA, the precise scan and Swift's own validation agree on every 1- and 2-byte
+    /// input, every 3-byte input with an E0-EF or F0-F4 lead, and random 4-byte inputs
+    /// placed after ASCII runs of every length around the 16-byte fast path.
+    func testThatTheUTF8DFAAgreesWithTheScanAndTheStandardLibrary() {
+        func check(_ bytes: [UInt8], file: StaticString = #filePath, line: UInt = #line) {
+            bytes.withUnsafeBufferPointer { b in
+                let dfa = firstInvalidUTF8Offset(b)
+                let scan = firstInvalidUTF8OffsetScan(b)
+                XCTAssertEqual(dfa, scan, "\(bytes)", file: file, line: line)
+                XCTAssertEqual(dfa == nil, String(validating: b, as: UTF8.self) != nil, "\(bytes)", file: file, line: line)
+            }
+        }
+        for a in 0..<256 { check([UInt8(a)]) }
+        for a in 0..<256 { for b in 0..<256 { check([UInt8(a), UInt8(b)]) } }
+        for a in 0xE0...0xF4 { for b in stride(from: 0x70, through: 0xC0, by: 1) { for c in [0x41, 0x80, 0xBF, 0xC0] {
+            check([UInt8(a), UInt8(b), UInt8(c)])
+        } } }
+        var rng = SystemRandomNumberGenerator()
+        for _ in 0..<20_000 {
+            let prefix = [UInt8](repeating: 0x61, count: Int.random(in: 0...40, using: &rng))
+            let tail = (0..<4).map { _ in UInt8.random(in: 0x70...0xFF, using: &rng) }
+            check(prefix + tail + prefix)
+        }
+    }
+
     func testThatInvalidUTF8IsAnErrorWithItsOffset() {
         for (bytes, offset) in [([0x61, 0x80] as [UInt8], 1), ([0xC0, 0xAF], 0), ([0xED, 0xA0, 0x80], 0),
                                 ([0x61, 0x62, 0xF4, 0x90, 0x80, 0x80], 2), ([0xE2, 0x82], 0)] {
