@@ -26,10 +26,12 @@ public enum PercentEscaping {
     /// Percent-escapes UTF-8 bytes, rejecting invalid UTF-8.
     /// - Throws: `AFSError` `.invalidUTF8` naming the byte offset of the first bad sequence.
     public static func escape(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout ByteWriter) throws {
-        if let bad = firstInvalidUTF8Offset(bytes) {
-            throw AFSError.invalidUTF8("the string to escape", offset: bad)
+        let start = out.count
+        // One pass escapes and runs the UTF-8 DFA; rejected input is scanned for the offset.
+        if !escapeValidating(bytes, spaceAsPlus: false, to: &out) {
+            out.truncate(to: start)
+            throw AFSError.invalidUTF8("the string to escape", offset: firstInvalidUTF8OffsetScan(bytes) ?? 0)
         }
-        append(bytes, spaceAsPlus: false, to: &out)
     }
 
     /// For each byte, its output as a little-endian word: bytes 0-2 are the text (`c`, or
@@ -49,44 +51,74 @@ public enum PercentEscaping {
 
     /// Appends `src` escaped byte by byte (no UTF-8 check: callers validated it, or it is data).
     /// With `spaceAsPlus` a space becomes `+` (a literal `+` is `%2B` either way).
+    public static func append(_ src: UnsafeBufferPointer<UInt8>, spaceAsPlus: Bool, to out: inout ByteWriter) {
+        _ = run(src, spaceAsPlus: spaceAsPlus, validate: false, to: &out)
+    }
+
+    /// Appends `src` escaped and checks that it is valid UTF-8 in the same pass. Returns
+    /// false for invalid input (the bytes appended are then meaningless).
+    public static func escapeValidating(_ src: UnsafeBufferPointer<UInt8>, spaceAsPlus: Bool, to out: inout ByteWriter) -> Bool {
+        run(src, spaceAsPlus: spaceAsPlus, validate: true, to: &out)
+    }
+
+    /// The escaping loop.
     ///
     /// Runs of 8 bytes written as is are found with 8 flag loads and copied in one store;
     /// other bytes take one table load and one 4-byte store each, advancing 1 or 3: no
-    /// per-byte branches. (Swift's SIMD types are not used: they do not lower to vector
-    /// instructions here.)
-    public static func append(_ src: UnsafeBufferPointer<UInt8>, spaceAsPlus: Bool, to out: inout ByteWriter) {
+    /// per-byte branches. After a block that needed escaping the next block skips the flag
+    /// test (on mixed text it almost never passes) unless that block turned out clean.
+    /// With `validate`, each byte also steps the UTF-8 DFA (see `UTF8DFA`); a copied block is
+    /// ASCII, valid only between sequences. (Swift's SIMD types are not used: they do not
+    /// lower to vector instructions here.)
+    @inline(__always)
+    private static func run(_ src: UnsafeBufferPointer<UInt8>, spaceAsPlus: Bool, validate: Bool, to out: inout ByteWriter) -> Bool {
         let n = src.count
-        guard n > 0, let s = src.baseAddress else { return }
+        guard n > 0, let s = src.baseAddress else { return true }
         out.reserve(n &* 3 &+ 1)  // +1: the 4-byte store of the last byte
         var d = UnsafeMutableRawPointer(out.base + out.count)
+        var state: UInt64 = 0
         (spaceAsPlus ? escapeTablePlus : escapeTable).withUnsafeBufferPointer { entries in
             keepFlags.withUnsafeBufferPointer { flags in
-                let e = entries.baseAddress!, f = flags.baseAddress!
-                var i = 0
-                while i &+ 8 <= n {
-                    let all = f[Int(s[i])] & f[Int(s[i &+ 1])] & f[Int(s[i &+ 2])] & f[Int(s[i &+ 3])]
-                        & f[Int(s[i &+ 4])] & f[Int(s[i &+ 5])] & f[Int(s[i &+ 6])] & f[Int(s[i &+ 7])]
-                    if all != 0 {
-                        d.storeBytes(of: UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self), as: UInt64.self)
-                        d += 8
-                    } else {
+                UTF8DFA.rows.withUnsafeBufferPointer { dfa in
+                    let e = entries.baseAddress!, f = flags.baseAddress!, rows = dfa.baseAddress!
+                    var i = 0
+                    var tryCopy = true
+                    while i &+ 8 <= n {
+                        if tryCopy {
+                            let all = f[Int(s[i])] & f[Int(s[i &+ 1])] & f[Int(s[i &+ 2])] & f[Int(s[i &+ 3])]
+                                & f[Int(s[i &+ 4])] & f[Int(s[i &+ 5])] & f[Int(s[i &+ 6])] & f[Int(s[i &+ 7])]
+                            if all != 0 {
+                                d.storeBytes(of: UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self), as: UInt64.self)
+                                d += 8
+                                i &+= 8
+                                if validate && state != 0 { state = UTF8DFA.reject }
+                                continue
+                            }
+                        }
+                        let before = d
                         for k in 0..<8 {
-                            let w = e[Int(s[i &+ k])]
+                            let c = s[i &+ k]
+                            let w = e[Int(c)]
                             d.storeBytes(of: w, as: UInt32.self)
                             d += Int(w >> 24)
+                            if validate { state = (rows[Int(c)] >> state) & 63 }
                         }
+                        tryCopy = d - before == 8
+                        i &+= 8
                     }
-                    i &+= 8
-                }
-                while i < n {
-                    let w = e[Int(s[i])]
-                    d.storeBytes(of: w, as: UInt32.self)
-                    d += Int(w >> 24)
-                    i &+= 1
+                    while i < n {
+                        let c = s[i]
+                        let w = e[Int(c)]
+                        d.storeBytes(of: w, as: UInt32.self)
+                        d += Int(w >> 24)
+                        if validate { state = (rows[Int(c)] >> state) & 63 }
+                        i &+= 1
+                    }
                 }
             }
         }
         out.count = d.assumingMemoryBound(to: UInt8.self) - out.base
+        return state == 0
     }
 }
 
