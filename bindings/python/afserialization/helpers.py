@@ -40,9 +40,7 @@ def query_string(params: Params) -> str:
     Raises:
         InvalidArgumentError: ``params`` is not a dictionary.
     """
-    with ParamsRef(params) as p:
-        if p is None:
-            p = ParamsRef({}).__enter__()
+    with ParamsRef({} if params is None else params) as p:
         return lib.afs_query_string(p)
 
 

@@ -252,8 +252,9 @@ class Request:
     # -- presentation ---------------------------------------------------------------------
 
     def wire_head(self) -> bytes:
-        """The request line and headers as HTTP/1.1 puts them on the wire (a ``Host`` header
-        from the URL is added when the request has none), ending with the blank line."""
+        """The request line and headers as an HTTP/1.1 client puts them on the wire, ending
+        with the blank line. Like a client, it adds ``Host`` (from the URL) and, for a
+        request with a body, ``Content-Length`` when the request has none."""
         url = self.url
         parts = urlsplit(url)
         target = parts.path or "/"
@@ -264,6 +265,11 @@ class Request:
         if not any(k.lower() == "host" for k, _ in items) and parts.netloc:
             lines.append(f"Host: {parts.netloc.rsplit('@', 1)[-1]}")
         lines += [f"{k}: {v}" for k, v in items]
+        framed = any(k.lower() in ("content-length", "transfer-encoding") for k, _ in items)
+        if not framed:
+            n = ctypes.c_size_t(0)
+            if lib.afs_request_body(self._h.get(), ctypes.byref(n)):
+                lines.append(f"Content-Length: {n.value}")
         return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
 
     def __repr__(self) -> str:

@@ -17,6 +17,8 @@ Python                                         ``afs_value``
 =============================================  ==========================
 
 Anything else raises :class:`~afserialization.UnsupportedTypeError` (a ``TypeError``);
+containers nested deeper than 512 levels raise
+:class:`~afserialization.InvalidArgumentError`;
 an int outside int64 raises :class:`~afserialization.ValueOutOfRangeError` (an
 ``OverflowError``); a ``str`` holding a lone surrogate reaches the library as the bytes
 Python's ``surrogatepass`` gives and fails there with
@@ -39,7 +41,8 @@ from typing import Any, List, Optional
 from . import _ffi
 from ._ffi import lib
 from ._handle import CHandle
-from .errors import (SerializationError, UnsupportedTypeError, ValueOutOfRangeError)
+from .errors import (InvalidArgumentError, SerializationError, Status, UnsupportedTypeError,
+                     ValueOutOfRangeError)
 
 __all__ = ["Value", "ValueKind", "Params"]
 
@@ -49,6 +52,8 @@ Params = Any
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 _JSON_MAX_DEPTH = 500  # afs_value_parse_json refuses nesting deeper than 512
+#: Containers nested deeper than this are refused (the library's JSON reader's limit).
+MAX_DEPTH = 512
 
 
 class ValueKind(enum.IntEnum):
@@ -236,7 +241,7 @@ class _Builder:
         self.append = raw.afs_value_append
         self.free = raw.afs_value_free
 
-    def build(self, obj: Any) -> Any:
+    def build(self, obj: Any, depth: int = 0) -> Any:
         if isinstance(obj, str):
             b = obj.encode("utf-8", "surrogatepass")
             return self.new_string(b, len(b), self.eref)
@@ -257,42 +262,37 @@ class _Builder:
         if isinstance(obj, Value):
             raise UnsupportedTypeError("a Value cannot be nested inside Python parameters; "
                                        "pass it as the whole params argument")
-        if isinstance(obj, Mapping):
-            return self._dict(obj)
-        if isinstance(obj, Set):
-            return self._members(obj, self.new_set())
-        if isinstance(obj, Sequence):
-            return self._members(obj, self.new_array())
-        raise UnsupportedTypeError(
-            f"cannot represent {type(obj).__name__} as a parameter (use dict, list, tuple, "
-            "set, frozenset, str, bytes, int, float, bool or None)")
-
-    def _dict(self, obj: Mapping) -> Any:
-        d = self.new_dict()
+        is_mapping = isinstance(obj, Mapping)
+        is_set = not is_mapping and isinstance(obj, Set)
+        if not (is_mapping or is_set or isinstance(obj, Sequence)):
+            raise UnsupportedTypeError(
+                f"cannot represent {type(obj).__name__} as a parameter (use dict, list, tuple, "
+                "set, frozenset, str, bytes, int, float, bool or None)")
+        if depth >= MAX_DEPTH:
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT,
+                                       f"containers nested deeper than {MAX_DEPTH} levels")
+        # Containers are handled here, not in helper methods: one Python frame per level.
+        container = self.new_dict() if is_mapping else self.new_set() if is_set \
+            else self.new_array()
         try:
-            for k, v in obj.items():
-                try:
-                    if not isinstance(k, str):
-                        raise UnsupportedTypeError(
-                            f"dictionary keys must be str, not {type(k).__name__} ({k!r})")
-                    kb = k.encode("utf-8", "surrogatepass")
-                    self.dict_set(d, kb, len(kb), self.build(v), self.eref)
-                except SerializationError as e:
-                    _push_path(e, k)
-                    raise
-        except BaseException:
-            self.free(d)
-            raise
-        return d
-
-    def _members(self, obj: Any, container: Any) -> Any:
-        try:
-            for i, v in enumerate(obj):
-                try:
-                    self.append(container, self.build(v), self.eref)
-                except SerializationError as e:
-                    _push_path(e, i if not isinstance(obj, Set) else v)
-                    raise
+            if is_mapping:
+                for k, v in obj.items():
+                    try:
+                        if not isinstance(k, str):
+                            raise UnsupportedTypeError(
+                                f"dictionary keys must be str, not {type(k).__name__} ({k!r})")
+                        kb = k.encode("utf-8", "surrogatepass")
+                        self.dict_set(container, kb, len(kb), self.build(v, depth + 1), self.eref)
+                    except SerializationError as e:
+                        _push_path(e, k)
+                        raise
+            else:
+                for i, v in enumerate(obj):
+                    try:
+                        self.append(container, self.build(v, depth + 1), self.eref)
+                    except SerializationError as e:
+                        _push_path(e, v if is_set else i)
+                        raise
         except BaseException:
             self.free(container)
             raise
