@@ -7,9 +7,9 @@ import Glibc
 import Musl
 #endif
 
-private let versionString = CStringBox(AFSVersion.string)
-private let statusNames: [CStringBox] = AFSStatus.allCases.map { CStringBox($0.name) }
-private let unknownStatusName = CStringBox("AFS_E_UNKNOWN")
+private let versionString = CStringBox.copy(AFSVersion.string)
+private let statusNames: [CStringBox] = AFSStatus.allCases.map { CStringBox.copy($0.name) }
+private let unknownStatusName = CStringBox.copy("AFS_E_UNKNOWN")
 
 @_cdecl("afs_version")
 public func afs_version() -> UnsafePointer<CChar> {

@@ -52,11 +52,14 @@ final class CStringBox: @unchecked Sendable {  // immutable after init
         if let b = bytes.baseAddress { memcpy(pointer, b, bytes.count) }
         pointer[bytes.count] = 0
     }
-    convenience init(_ s: String) {
+    /// Copies the bytes of `s` (inside `withUTF8`: small strings live on the stack).
+    static func copy(_ s: String) -> CStringBox {
         var s = s
-        self.init(s.withUTF8 { UnsafeRawBufferPointer($0) })
+        return s.withUTF8 { CStringBox(UnsafeRawBufferPointer($0)) }
     }
-    convenience init(_ a: [UInt8]) { self.init(a.withUnsafeBytes { $0 }) }
+    static func copy(_ a: [UInt8]) -> CStringBox {
+        a.withUnsafeBytes { CStringBox($0) }
+    }
     deinit { free(pointer) }
 }
 

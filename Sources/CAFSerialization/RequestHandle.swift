@@ -15,10 +15,10 @@ final class RequestHandle: Handle {
 
     private func strings() -> [CStringBox] {
         if let l = lent { return l }
-        var l = [CStringBox(request.method), CStringBox(request.url)]
+        var l = [CStringBox.copy(request.method), CStringBox.copy(request.url)]
         for (n, v) in request.headers {
-            l.append(CStringBox(n))
-            l.append(CStringBox(v))
+            l.append(CStringBox.copy(n))
+            l.append(CStringBox.copy(v))
         }
         lent = l
         return l
@@ -41,7 +41,7 @@ final class RequestHandle: Handle {
     func body() -> CStringBox? {
         guard let b = request.body else { return nil }
         if let l = lentBody { return l }
-        let l = CStringBox(b)
+        let l = CStringBox.copy(b)
         lentBody = l
         return l
     }

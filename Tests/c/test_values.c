@@ -1,0 +1,142 @@
+/* Values: construction, dictionaries keep order and replace in place, sets ignore equal
+ * members, consumed arguments, JSON parsing, wrong kinds and NULL handles. */
+#include "check.h"
+#include <stdlib.h>
+
+static afs_value *str(const char *s) { return afs_value_new_string(s, AFS_NTS, NULL); }
+
+static void test_kinds(void) {
+    afs_value *v[9] = {
+        afs_value_new_null(), afs_value_new_bool(true), afs_value_new_int(-5), afs_value_new_double(0.5),
+        str("x"), afs_value_new_data("\0\1", 2), afs_value_new_array(), afs_value_new_set(), afs_value_new_dict(),
+    };
+    afs_value_kind kinds[9] = { AFS_VALUE_NULL, AFS_VALUE_BOOL, AFS_VALUE_INT, AFS_VALUE_DOUBLE, AFS_VALUE_STRING,
+                                AFS_VALUE_DATA, AFS_VALUE_ARRAY, AFS_VALUE_SET, AFS_VALUE_DICT };
+    for (int i = 0; i < 9; i++) { CHECK(afs_value_kind_of(v[i]) == kinds[i]); afs_value_free(v[i]); }
+    CHECK(afs_value_kind_of(NULL) == AFS_VALUE_NULL);
+    CHECK(afs_value_new_data(NULL, 3) == NULL);
+    afs_value *empty = afs_value_new_data(NULL, 0);
+    CHECK(empty && afs_value_kind_of(empty) == AFS_VALUE_DATA);
+    afs_value_free(empty);
+}
+
+static void test_dict_order_and_replace(void) {
+    afs_error err;
+    afs_value *d = afs_value_new_dict();
+    CHECK_STATUS(afs_value_dict_set(d, "b", AFS_NTS, str("1"), &err), AFS_OK);
+    CHECK_STATUS(afs_value_dict_set(d, "a", AFS_NTS, str("2"), &err), AFS_OK);
+    CHECK_STATUS(afs_value_dict_set(d, "b", AFS_NTS, str("3"), &err), AFS_OK);
+    /* key with explicit length: "cZZ" cut to "c" */
+    CHECK_STATUS(afs_value_dict_set(d, "cZZ", 1, afs_value_new_int(4), &err), AFS_OK);
+    char *q = afs_query_string(d, &err);
+    CHECK_STR(q, "a=2&b=3&c=4");
+    afs_free(q);
+    afs_value_free(d);
+}
+
+static void test_set_members(void) {
+    afs_error err;
+    afs_value *d = afs_value_new_dict(), *s = afs_value_new_set();
+    CHECK_STATUS(afs_value_append(s, str("1"), &err), AFS_OK);
+    CHECK_STATUS(afs_value_append(s, afs_value_new_int(1), &err), AFS_OK);
+    CHECK_STATUS(afs_value_append(s, afs_value_new_bool(true), &err), AFS_OK);
+    CHECK_STATUS(afs_value_append(s, str("1"), &err), AFS_OK);       /* equal member: no-op */
+    CHECK_STATUS(afs_value_append(s, afs_value_new_int(1), &err), AFS_OK);
+    CHECK_STATUS(afs_value_append(s, str("0"), &err), AFS_OK);
+    CHECK_STATUS(afs_value_dict_set(d, "k", AFS_NTS, s, &err), AFS_OK);
+    char *q = afs_query_string(d, &err);
+    /* three distinct "1" members (string, int, bool) and "0", ascending by text, stable */
+    CHECK_STR(q, "k=0&k=1&k=1&k=1");
+    afs_free(q);
+    afs_value_free(d);
+}
+
+static void test_wrong_kinds_and_consumption(void) {
+    afs_error err;
+    afs_value *d = afs_value_new_dict(), *a = afs_value_new_array();
+    memset(&err, 0, sizeof err);
+    CHECK_STATUS(afs_value_append(d, afs_value_new_int(1), &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "not an array or a set");
+    CHECK_STATUS(afs_value_dict_set(a, "k", AFS_NTS, afs_value_new_int(1), &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "not a dictionary");
+    /* consumed also when the container is NULL (valgrind proves no leak) */
+    CHECK_STATUS(afs_value_dict_set(NULL, "k", AFS_NTS, afs_value_new_int(1), &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "dict is NULL");
+    CHECK_STATUS(afs_value_append(NULL, str("x"), &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_STATUS(afs_value_dict_set(d, "k", AFS_NTS, NULL, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "value is NULL");
+    /* a bad key: the value is still consumed */
+    CHECK_STATUS(afs_value_dict_set(d, "\xff", AFS_NTS, afs_value_new_int(1), &err), AFS_E_INVALID_UTF8);
+    CHECK_ERROR(err, AFS_E_INVALID_UTF8, "offset 0");
+    CHECK_STATUS(afs_value_dict_set(d, NULL, AFS_NTS, afs_value_new_int(1), &err), AFS_E_INVALID_ARGUMENT);
+    /* a container cannot be put into itself; it is not consumed then */
+    CHECK_STATUS(afs_value_append(a, a, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "container itself");
+    /* a serializer is not a value */
+    afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_HTTP);
+    CHECK_STATUS(afs_value_append(a, (afs_value *)s, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "wrong kind");
+    afs_value_free((afs_value *)s);          /* wrong kind: ignored, s stays valid */
+    CHECK(afs_value_kind_of((afs_value *)s) == AFS_VALUE_NULL);
+    afs_serializer_free(s);
+    afs_value_free(a);
+    afs_value_free(d);
+    afs_value_free(NULL);
+}
+
+static void test_strings(void) {
+    afs_error err;
+    memset(&err, 0, sizeof err);
+    CHECK(afs_value_new_string("ok\xc3", AFS_NTS, &err) == NULL);
+    CHECK_ERROR(err, AFS_E_INVALID_UTF8, "offset 2");
+    CHECK(afs_value_new_string("\xed\xa0\x80", AFS_NTS, &err) == NULL);   /* a surrogate */
+    CHECK_ERROR(err, AFS_E_INVALID_UTF8, "offset 0");
+    CHECK(afs_value_new_string(NULL, 3, &err) == NULL);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "NULL");
+    afs_value *nul = afs_value_new_string("a\0b", 3, &err);   /* embedded NUL with a length */
+    afs_value *d = afs_value_new_dict();
+    CHECK_STATUS(afs_value_dict_set(d, "k", AFS_NTS, nul, &err), AFS_OK);
+    char *q = afs_query_string(d, &err);
+    CHECK_STR(q, "k=a%00b");
+    afs_free(q);
+    afs_value_free(d);
+}
+
+static void test_parse_json(void) {
+    afs_error err;
+    const char *text = "{\"b\":[1,2.5,true,null,\"x\"],\"a\":{\"n\":-9223372036854775808},\"b\":\"last\"}";
+    afs_value *v = afs_value_parse_json(text, AFS_NTS, &err);
+    CHECK(v != NULL);
+    if (v) {
+        CHECK(afs_value_kind_of(v) == AFS_VALUE_DICT);
+        char *q = afs_query_string(v, &err);
+        CHECK_STR(q, "a%5Bn%5D=-9223372036854775808&b=last");
+        afs_free(q);
+        afs_value_free(v);
+    }
+    memset(&err, 0, sizeof err);
+    CHECK(afs_value_parse_json("{\"a\":}", AFS_NTS, &err) == NULL);
+    CHECK_ERROR(err, AFS_E_INVALID_JSON, "offset 5");
+    CHECK(afs_value_parse_json("", 0, &err) == NULL);
+    CHECK_ERROR(err, AFS_E_INVALID_JSON, "offset 0");
+    CHECK(afs_value_parse_json(NULL, AFS_NTS, &err) == NULL);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "NULL");
+    /* nesting far beyond the limit is an error, not a stack overflow */
+    size_t n = 200000;
+    char *deep = malloc(n);
+    memset(deep, '[', n);
+    CHECK(afs_value_parse_json(deep, n, &err) == NULL);
+    CHECK(err.code == AFS_E_INVALID_JSON);
+    free(deep);
+}
+
+int main(int argc, char **argv) {
+    (void)argc;
+    test_kinds();
+    test_dict_order_and_replace();
+    test_set_members();
+    test_wrong_kinds_and_consumption();
+    test_strings();
+    test_parse_json();
+    return check_summary(argv[0]);
+}
