@@ -242,7 +242,7 @@ class BodyStream(io.RawIOBase):
 
     def _raise_error(self, ptr: Any) -> None:
         err = afs_error()
-        status = lib.afs_body_stream_error(ptr, byref(err))
+        status = lib.raw.afs_body_stream_error(ptr, byref(err))  # raw: chain the pending
         _ffi.raise_pending(err.to_exception(status))
 
 
