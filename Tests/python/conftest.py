@@ -101,7 +101,6 @@ class LocalServer:
         from werkzeug.wrappers import Request, Response
 
         request = Request(environ)
-        request.max_content_length = MAX_ECHO_BODY
         path = request.path
         if path == "/drain" or path == "/redirect307":
             info = self._drain(request)
@@ -115,6 +114,7 @@ class LocalServer:
             request.get_data()
             response = Response(status=int(path.rsplit("/", 1)[1]))
         else:
+            request.max_content_length = MAX_ECHO_BODY
             data = request.get_data(cache=True)
             info = {"method": request.method, "path": path,
                     "query": environ.get("QUERY_STRING", ""),
