@@ -391,12 +391,12 @@ class Library:
 
     def has(self, *names: str) -> bool:
         """True when the library exports every one of ``names``."""
-        return not any(n in self.missing for n in names)
+        return all(hasattr(self.raw, n) and n not in self.missing for n in names)
 
     def require(self, *names: str) -> None:
         """Raises :class:`MissingFunctionError` for the first of ``names`` not exported."""
         for n in names:
-            if n in self.missing:
+            if not self.has(n):
                 raise errors.MissingFunctionError(n, self.path)
 
 
