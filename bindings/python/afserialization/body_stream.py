@@ -5,7 +5,7 @@ import ctypes
 import io
 import os
 import socket
-from ctypes import byref, c_char, c_uint64
+from ctypes import addressof, byref, c_char, c_uint64
 from typing import Any, Callable, Optional, Tuple
 
 from . import _ffi
@@ -46,6 +46,7 @@ class BodyStream(io.RawIOBase):
         """Internal: use :attr:`Request.body_stream`."""
         super().__init__()
         self._ptr = ptr
+        self._live: Any = ptr  # None once closed: the one check on the hot path
         self._owner = owner
         self._read = lib.raw.afs_body_stream_read
         self._close = lib.raw.afs_body_stream_close
@@ -56,11 +57,10 @@ class BodyStream(io.RawIOBase):
         return cls(ptr, owner)
 
     def _get(self) -> Any:
-        if self.closed:
+        ptr = self._live
+        if ptr is None or self._owner.closed:
             raise HandleClosedError("the body stream")
-        if self._owner.closed:
-            raise HandleClosedError("the request owning this body stream")
-        return self._ptr
+        return ptr
 
     # -- io.RawIOBase ---------------------------------------------------------------------
 
@@ -77,26 +77,29 @@ class BodyStream(io.RawIOBase):
         return False
 
     def readinto(self, buffer: Any) -> int:
-        """Reads up to ``len(buffer)`` bytes into ``buffer`` (any writable buffer); returns
-        the count, 0 at the end."""
-        ptr = self._get()
-        view = memoryview(buffer)
-        if view.format != "B" or view.ndim != 1:
-            view = view.cast("B")
-        n = view.nbytes
+        """Reads up to ``len(buffer)`` bytes into ``buffer`` (any writable, C-contiguous
+        buffer); returns the count, 0 at the end. The library writes straight into it."""
+        ptr = self._live
+        if ptr is None:
+            raise HandleClosedError("the body stream")
+        if type(buffer) is bytearray:
+            n = len(buffer)
+        else:
+            with memoryview(buffer) as view:
+                n = view.nbytes
         if n == 0:
             return 0
-        if view.readonly:
-            raise TypeError("readinto() needs a writable buffer")
-        target = (c_char * n).from_buffer(view)
+        # A one-byte ctypes view of the buffer gives its address (cheaper than an n-byte
+        # array); it is dropped at once so the caller may resize the buffer afterwards.
         try:
-            got = self._read(ptr, target, n)
-        finally:
-            del target
-            view.release()
+            anchor = c_char.from_buffer(buffer)
+        except (TypeError, BufferError) as e:
+            raise TypeError(f"readinto() needs a writable, contiguous buffer: {e}") from None
+        got = self._read(ptr, addressof(anchor), n)
+        del anchor
         if got < 0:
             self._raise_error(ptr)
-        if getattr(_ffi._pending, "exc", None) is not None:
+        if self._progress is not None and getattr(_ffi._pending, "exc", None) is not None:
             _ffi.raise_pending()  # the progress callback raised
         return got
 
@@ -144,6 +147,7 @@ class BodyStream(io.RawIOBase):
     def close(self) -> None:
         """Closes the stream (``afs_body_stream_close``); reads then raise. Idempotent."""
         if not self.closed:
+            self._live = None
             try:
                 if not self._owner.closed:
                     self._close(self._ptr)

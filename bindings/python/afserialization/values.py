@@ -276,7 +276,16 @@ class _Builder:
             else self.new_array()
         try:
             if is_mapping:
+                new_string, dict_set, eref = self.new_string, self.dict_set, self.eref
                 for k, v in obj.items():
+                    if type(k) is str and type(v) is str:  # the common flat case, inline
+                        kb = k.encode("utf-8", "surrogatepass")
+                        vb = v.encode("utf-8", "surrogatepass")
+                        try:
+                            dict_set(container, kb, len(kb), new_string(vb, len(vb), eref), eref)
+                            continue
+                        except SerializationError:
+                            pass  # redone below, where the error gets its path
                     try:
                         if not isinstance(k, str):
                             raise UnsupportedTypeError(
