@@ -291,7 +291,7 @@ def c_upload(base: str, path: Path, size: int, digest: str, work: Path) -> None:
     program = curl_program(work)
     if program is None:
         return
-    command = program + [base + "/upload", str(path)]
+    command = program + [base + "/upload", str(path), "title=holiday", "tags[]=sea"]
     print(f"  run: {' '.join(command)}")
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     output = result.stdout.strip()
