@@ -124,7 +124,10 @@ public struct ByteWriter: ~Copyable {
     /// Hands the bytes, NUL-terminated, to the caller as `malloc` memory (free with `free`).
     public consuming func takeCString() -> UnsafeMutablePointer<CChar> {
         append(0)
-        let p = base
+        var p = base
+        if capacity - count > 4096 && capacity > count + count / 4, let q = realloc(base, count) {
+            p = q.assumingMemoryBound(to: UInt8.self)  // give back what worst-case reserving took
+        }
         discard self
         return UnsafeMutableRawPointer(p).assumingMemoryBound(to: CChar.self)
     }

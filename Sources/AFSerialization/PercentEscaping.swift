@@ -13,8 +13,6 @@ public enum PercentEscaping {
         return false
     }
 
-    @usableFromInline static let hexDigits: StaticString = "0123456789ABCDEF"
-
     /// Percent-escapes a string. C: `afs_percent_escape`.
     public static func escape(_ s: String) -> String {
         var s = s
@@ -34,53 +32,61 @@ public enum PercentEscaping {
         append(bytes, spaceAsPlus: false, to: &out)
     }
 
+    /// For each byte, its output as a little-endian word: bytes 0-2 are the text (`c`, or
+    /// `%`, hex, hex) and byte 3 is its length (1 or 3).
+    static let escapeTable: [UInt32] = (0..<256).map { entry(UInt8($0), spaceAsPlus: false) }
+    /// The same with a space written as `+`.
+    static let escapeTablePlus: [UInt32] = (0..<256).map { entry(UInt8($0), spaceAsPlus: true) }
+    /// 1 for bytes written as is, else 0 (a space is 0: as `+` it is not a copy).
+    static let keepFlags: [UInt8] = (0..<256).map { isUnreserved(UInt8($0)) ? 1 : 0 }
+
+    private static func entry(_ c: UInt8, spaceAsPlus: Bool) -> UInt32 {
+        if isUnreserved(c) { return UInt32(c) | 1 << 24 }
+        if spaceAsPlus && c == 0x20 { return UInt32(UInt8(ascii: "+")) | 1 << 24 }
+        let hex = Array("0123456789ABCDEF".utf8)
+        return UInt32(UInt8(ascii: "%")) | UInt32(hex[Int(c >> 4)]) << 8 | UInt32(hex[Int(c & 15)]) << 16 | 3 << 24
+    }
+
     /// Appends `src` escaped byte by byte (no UTF-8 check: callers validated it, or it is data).
     /// With `spaceAsPlus` a space becomes `+` (a literal `+` is `%2B` either way).
-    @inlinable
+    ///
+    /// Runs of 8 bytes written as is are found with 8 flag loads and copied in one store;
+    /// other bytes take one table load and one 4-byte store each, advancing 1 or 3: no
+    /// per-byte branches. (Swift's SIMD types are not used: they do not lower to vector
+    /// instructions here.)
     public static func append(_ src: UnsafeBufferPointer<UInt8>, spaceAsPlus: Bool, to out: inout ByteWriter) {
         let n = src.count
         guard n > 0, let s = src.baseAddress else { return }
-        out.reserve(n &* 3)
-        let hex = hexDigits.utf8Start
-        var d = out.base + out.count
-        var i = 0
-        // Runs of unreserved bytes are the common case: test 8 at a time, copy words.
-        while i &+ 8 <= n {
-            let c0 = s[i], c1 = s[i &+ 1], c2 = s[i &+ 2], c3 = s[i &+ 3]
-            let c4 = s[i &+ 4], c5 = s[i &+ 5], c6 = s[i &+ 6], c7 = s[i &+ 7]
-            if isUnreserved(c0) && isUnreserved(c1) && isUnreserved(c2) && isUnreserved(c3)
-                && isUnreserved(c4) && isUnreserved(c5) && isUnreserved(c6) && isUnreserved(c7)
-            {
-                UnsafeMutableRawPointer(d).storeBytes(
-                    of: UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self), as: UInt64.self)
-                d += 8
-                i &+= 8
-                continue
-            }
-            for _ in 0..<8 {
-                let c = s[i]
-                if isUnreserved(c) {
-                    d.pointee = c; d += 1
-                } else if spaceAsPlus && c == 0x20 {
-                    d.pointee = UInt8(ascii: "+"); d += 1
-                } else {
-                    d[0] = UInt8(ascii: "%"); d[1] = hex[Int(c >> 4)]; d[2] = hex[Int(c & 15)]; d += 3
+        out.reserve(n &* 3 &+ 1)  // +1: the 4-byte store of the last byte
+        var d = UnsafeMutableRawPointer(out.base + out.count)
+        (spaceAsPlus ? escapeTablePlus : escapeTable).withUnsafeBufferPointer { entries in
+            keepFlags.withUnsafeBufferPointer { flags in
+                let e = entries.baseAddress!, f = flags.baseAddress!
+                var i = 0
+                while i &+ 8 <= n {
+                    let all = f[Int(s[i])] & f[Int(s[i &+ 1])] & f[Int(s[i &+ 2])] & f[Int(s[i &+ 3])]
+                        & f[Int(s[i &+ 4])] & f[Int(s[i &+ 5])] & f[Int(s[i &+ 6])] & f[Int(s[i &+ 7])]
+                    if all != 0 {
+                        d.storeBytes(of: UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self), as: UInt64.self)
+                        d += 8
+                    } else {
+                        for k in 0..<8 {
+                            let w = e[Int(s[i &+ k])]
+                            d.storeBytes(of: w, as: UInt32.self)
+                            d += Int(w >> 24)
+                        }
+                    }
+                    i &+= 8
                 }
-                i &+= 1
+                while i < n {
+                    let w = e[Int(s[i])]
+                    d.storeBytes(of: w, as: UInt32.self)
+                    d += Int(w >> 24)
+                    i &+= 1
+                }
             }
         }
-        while i < n {
-            let c = s[i]
-            if isUnreserved(c) {
-                d.pointee = c; d += 1
-            } else if spaceAsPlus && c == 0x20 {
-                d.pointee = UInt8(ascii: "+"); d += 1
-            } else {
-                d[0] = UInt8(ascii: "%"); d[1] = hex[Int(c >> 4)]; d[2] = hex[Int(c & 15)]; d += 3
-            }
-            i &+= 1
-        }
-        out.count = d - out.base
+        out.count = d.assumingMemoryBound(to: UInt8.self) - out.base
     }
 }
 

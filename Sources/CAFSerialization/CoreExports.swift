@@ -42,7 +42,7 @@ public func afs_string_new(_ utf8: UnsafePointer<CChar>?, _ len: Int) -> UnsafeM
 public func afs_percent_escape(_ utf8: UnsafePointer<CChar>?, _ len: Int, _ err: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
     pointer(err) {
         let bytes = try bytesArg(utf8, len, "utf8")
-        var out = ByteWriter(capacity: bytes.count + bytes.count / 2 + 16)
+        var out = ByteWriter(capacity: 16)  // escape reserves the worst case once
         try PercentEscaping.escape(utf8: bytes, to: &out)
         return out.takeCString()
     }

@@ -1,0 +1,52 @@
+"""Python peers of the core benchmark, on the inputs bench_core wrote to DIR.
+
+Prints one "name<TAB>peer<TAB>bytes<TAB>seconds" line per run (best of a few)."""
+import json
+import sys
+import time
+import urllib.parse
+
+
+def best(fn, reps=3):
+    t = float("inf")
+    out = None
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        out = fn()
+        t = min(t, time.perf_counter() - t0)
+    return t, out
+
+
+def emit(name, peer, nbytes, seconds):
+    print(f"{name}\t{peer}\t{nbytes}\t{seconds:.6f}", flush=True)
+
+
+def main(d):
+    for name in ("escape_ascii_64MiB", "escape_mixed_64MiB"):
+        with open(f"{d}/{name}.txt", "rb") as f:
+            data = f.read()
+        t, _ = best(lambda: urllib.parse.quote(data, safe="/?~"), reps=1)
+        emit(name, "urllib.parse.quote", len(data), t)
+
+    pairs = {}
+    with open(f"{d}/flat_pairs.tsv", encoding="utf-8") as f:
+        for line in f:
+            k, v = line.rstrip("\n").split("\t")
+            pairs[k] = v
+    t, q = best(lambda: urllib.parse.urlencode(sorted(pairs.items()), quote_via=urllib.parse.quote))
+    emit("query_flat_100k", "urllib.parse.urlencode", len(q), t)
+
+    with open(f"{d}/tree.json", "rb") as f:
+        tree = json.loads(f.read())
+    t, out = best(lambda: json.dumps(tree, separators=(",", ":"), ensure_ascii=False).encode())
+    emit("json_10MB", "json.dumps", len(out), t)
+    try:
+        import orjson
+    except ImportError:
+        return
+    t, out = best(lambda: orjson.dumps(tree))
+    emit("json_10MB", "orjson.dumps", len(out), t)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
