@@ -152,7 +152,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             source.write_text(READ_LOOP_C)
             binary = work / "read_loop"
             subprocess.run([gcc, "-O2", "-o", str(binary), str(source)], check=True)
-            for buffer in (64 * KIB, MIB):
+            for buffer in (64 * KIB, 256 * KIB, MIB):
                 n, t = best(args.repeat, lambda: c_read_loop(binary, data, buffer))
                 rate = n / t
                 c_rates[buffer] = rate
@@ -177,7 +177,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                          f"{tb_rate / c_rate:.2f}x" if c_rate else "", ""))
 
         if has_multipart:
-            for buffer in (64 * KIB, MIB):
+            for buffer in (64 * KIB, 256 * KIB, MIB):
                 n, t = best(args.repeat, lambda: python_readinto(data, buffer))
                 assert n > size, f"drained {n} bytes, expected the whole body (> {size})"
                 rate = n / t
