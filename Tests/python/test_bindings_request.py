@@ -93,3 +93,41 @@ def test_garbage_collection_frees_quietly():
     for _ in range(1000):
         afs.HTTPRequestSerializer().request("GET", URL, {"a": [1, 2, 3]})
     gc.collect()
+
+
+def test_handles_left_open_at_interpreter_shutdown(tmp_path):
+    """Objects never closed, some in reference cycles, some with Python callbacks C still
+    holds: the interpreter exits cleanly, with nothing printed by a finalizer."""
+    import subprocess
+    import sys
+    from pathlib import Path
+    from afserialization import _ffi
+    code = """
+import io, afserialization as afs
+from afserialization import _ffi
+s = afs.HTTPRequestSerializer()
+s.query_serializer = lambda request, params: "a=1"
+r = s.request("GET", "http://h/", {"a": 1})
+v = afs.Value({"k": [1, 2]})
+class Holder: pass
+h = Holder(); h.me = h; h.things = [s, r, v]
+if not (_ffi.lib.missing & _ffi.MULTIPART_FUNCTIONS):
+    form = s.multipart_form("POST", "http://h/")
+    form.append_stream([b"abc"], 3, "s", "s.bin", "a/b")
+    request = form.finish()
+    stream = request.body_stream
+    stream.set_progress(lambda sent, total: None)
+    stream.read(5)
+    unfinished = s.multipart_form("POST", "http://h/")
+    unfinished.append_stream(io.BytesIO(b"x"), 1, "t", "t.bin", "a/b")
+    h.things += [request, stream, unfinished]
+    g = Holder(); g.me = g; g.stream = s.multipart_form("POST", "http://h/")
+print("done")
+"""
+    env = dict(__import__("os").environ,
+               PYTHONPATH=str(Path(__file__).resolve().parents[2] / "bindings" / "python"))
+    out = subprocess.run([sys.executable, "-X", "dev", "-c", code], capture_output=True,
+                         text=True, env=env, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.strip() == "done"
+    assert "Exception ignored" not in out.stderr and "Traceback" not in out.stderr, out.stderr
