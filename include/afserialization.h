@@ -165,8 +165,8 @@ AFS_API afs_value *afs_value_new_data(const void *bytes, size_t len);
  * its position and gets the new value.
  * @param key_len length of key or AFS_NTS.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT when dict is NULL or not a dictionary, value is
- *         NULL or not a value, or value is dict itself (then it is not consumed);
- *         AFS_E_INVALID_UTF8 for a bad key.
+ *         NULL or not a value, value is dict itself (then it is not consumed), or the tree
+ *         would nest deeper than 512 levels; AFS_E_INVALID_UTF8 for a bad key.
  */
 AFS_API afs_status afs_value_dict_set(afs_value *dict, const char *key, size_t key_len,
                                       afs_value *value /* consumed */, afs_error *err);
@@ -174,7 +174,8 @@ AFS_API afs_status afs_value_dict_set(afs_value *dict, const char *key, size_t k
  * Appends `value` (consumed, also on failure) to an array, or adds it to a set (an equal
  * member already there makes this a successful no-op).
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT when the container is NULL or neither an array
- *         nor a set, or value is NULL, not a value, or the container itself.
+ *         nor a set, value is NULL, not a value, or the container itself, or the tree would
+ *         nest deeper than 512 levels.
  */
 AFS_API afs_status afs_value_append(afs_value *array_or_set, afs_value *value /* consumed */,
                                     afs_error *err);
@@ -258,9 +259,8 @@ AFS_API afs_status afs_serializer_set_header(afs_serializer *s, const char *fiel
                                              const char *value /* NULL removes */, afs_error *err);
 /** The default header `field` (case-insensitive), or NULL if unset. Owned: afs_free. */
 AFS_API char *afs_serializer_copy_header(const afs_serializer *s, const char *field);
-/** Sets `Authorization: Basic base64(user:password)`.
- *  @return AFS_OK; AFS_E_INVALID_HEADER (CR/LF/NUL cannot appear in base64, so only for
- *  bad arguments); AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT for NULL arguments. */
+/** Sets `Authorization: Basic base64(user:password)` (UTF-8 bytes, as AFNetworking).
+ *  @return AFS_OK; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT for NULL arguments. */
 AFS_API afs_status afs_serializer_set_basic_auth(afs_serializer *s, const char *user,
                                                  const char *password, afs_error *err);
 /** Removes the `Authorization` header. */

@@ -91,35 +91,47 @@ public enum PercentEscaping {
 }
 
 /// The offset of the first byte that does not start a valid UTF-8 sequence, or nil.
+/// Rejects overlong forms, surrogates (U+D800-U+DFFF) and values above U+10FFFF
+/// (RFC 3629's table: the second byte's range depends on the lead byte).
 public func firstInvalidUTF8Offset(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
     guard let p = bytes.baseAddress else { return nil }
     let n = bytes.count
     var i = 0
+    @inline(__always) func cont(_ j: Int) -> Bool { p[j] & 0xC0 == 0x80 }
     while i < n {
-        // ASCII fast path, 8 bytes at a time.
-        while i &+ 8 <= n, UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self) & 0x8080_8080_8080_8080 == 0 {
-            i &+= 8
+        // ASCII fast path, 16 bytes at a time.
+        while i &+ 16 <= n {
+            let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                | UnsafeRawPointer(p + i + 8).loadUnaligned(as: UInt64.self)
+            if w & 0x8080_8080_8080_8080 != 0 { break }
+            i &+= 16
         }
-        if i >= n { break }
+        guard i < n else { break }
         let c = p[i]
-        if c < 0x80 { i &+= 1; continue }
-        var len = 0
-        var minScalar: UInt32 = 0
-        var scalar: UInt32 = 0
-        switch c {
-        case 0xC2...0xDF: len = 2; scalar = UInt32(c & 0x1F); minScalar = 0x80
-        case 0xE0...0xEF: len = 3; scalar = UInt32(c & 0x0F); minScalar = 0x800
-        case 0xF0...0xF4: len = 4; scalar = UInt32(c & 0x07); minScalar = 0x10000
-        default: return i
+        if c < 0x80 {
+            i &+= 1
+        } else if c < 0xC2 {
+            return i  // continuation byte or overlong 2-byte lead
+        } else if c < 0xE0 {
+            guard i &+ 1 < n, cont(i &+ 1) else { return i }
+            i &+= 2
+        } else if c < 0xF0 {
+            guard i &+ 2 < n, cont(i &+ 2) else { return i }
+            let c1 = p[i &+ 1]
+            let lo: UInt8 = c == 0xE0 ? 0xA0 : 0x80  // E0: no overlong
+            let hi: UInt8 = c == 0xED ? 0x9F : 0xBF  // ED: no surrogates
+            guard c1 >= lo && c1 <= hi else { return i }
+            i &+= 3
+        } else if c < 0xF5 {
+            guard i &+ 3 < n, cont(i &+ 2), cont(i &+ 3) else { return i }
+            let c1 = p[i &+ 1]
+            let lo: UInt8 = c == 0xF0 ? 0x90 : 0x80  // F0: no overlong
+            let hi: UInt8 = c == 0xF4 ? 0x8F : 0xBF  // F4: not above U+10FFFF
+            guard c1 >= lo && c1 <= hi else { return i }
+            i &+= 4
+        } else {
+            return i
         }
-        if i + len > n { return i }
-        for k in 1..<len {
-            let cc = p[i + k]
-            if cc & 0xC0 != 0x80 { return i }
-            scalar = (scalar << 6) | UInt32(cc & 0x3F)
-        }
-        if scalar < minScalar || scalar > 0x10FFFF || (0xD800...0xDFFF).contains(scalar) { return i }
-        i += len
     }
     return nil
 }

@@ -54,6 +54,25 @@ public enum Value: Sendable {
     }
 }
 
+// MARK: - Nesting
+
+extension Value {
+    /// The deepest nesting the C API builds and the readers accept (512, as the JSON and
+    /// property-list readers): deeper trees would overflow a thread's stack in the recursive
+    /// writers and in deallocation.
+    public static let maxDepth = 512
+
+    /// Scalars 0, a container 1 + the depth of its deepest member (an empty one 1).
+    public var nestingDepth: Int {
+        switch self {
+        case .array(let a): return 1 + (a.lazy.map(\.nestingDepth).max() ?? 0)
+        case .set(let s): return 1 + (s.members.lazy.map(\.nestingDepth).max() ?? 0)
+        case .dict(let d): return 1 + (d.values.lazy.map(\.nestingDepth).max() ?? 0)
+        default: return 0
+        }
+    }
+}
+
 // MARK: - Building trees in place
 
 extension Value {

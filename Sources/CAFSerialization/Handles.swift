@@ -22,12 +22,19 @@ final class ValueHandle: Handle {
     var value: Value {
         didSet { children = nil; cachedCString = nil }
     }
+    /// Nesting depth of `value` (scalars 0, containers 1 + their deepest member), kept up
+    /// to date by `afs_value_dict_set`/`afs_value_append` so that trees deeper than
+    /// `Value.maxDepth` are refused when built, instead of overflowing the stack later.
+    var depth: Int
     /// Borrowed handles of members, created on first access.
     var children: [ValueHandle?]?
     /// NUL-terminated copies (string value, dictionary keys) handed out as borrowed pointers.
     var cachedCString: [Int: CStringBox]?
 
-    init(_ value: Value) { self.value = value }
+    init(_ value: Value, depth: Int? = nil) {
+        self.value = value
+        self.depth = depth ?? value.nestingDepth
+    }
     override class var cName: String { "afs_value" }
 }
 

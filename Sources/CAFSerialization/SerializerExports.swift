@@ -142,7 +142,7 @@ public func afs_serializer_set_query_callback(_ s: OpaquePointer?, _ fn: afs_que
     configure(s) {
         $0.queryCallback = { request, params in
             // Borrowed handles for the duration of the call.
-            let r = RequestHandle(request), p = ValueHandle(params)
+            let r = RequestHandle(request), p = ValueHandle(params, depth: 0)  // const: never a container target
             var error = [UInt8](repeating: 0, count: 8 + errorMessageCapacity)
             let out = withExtendedLifetime((r, p)) {
                 error.withUnsafeMutableBytes { e in

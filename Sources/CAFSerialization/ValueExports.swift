@@ -2,13 +2,13 @@
 import AFSerialization
 
 @_cdecl("afs_value_new_dict")
-public func afs_value_new_dict() -> OpaquePointer { box(ValueHandle(.dict(ValueDict()))) }
+public func afs_value_new_dict() -> OpaquePointer { box(ValueHandle(.dict(ValueDict()), depth: 1)) }
 
 @_cdecl("afs_value_new_array")
-public func afs_value_new_array() -> OpaquePointer { box(ValueHandle(.array([]))) }
+public func afs_value_new_array() -> OpaquePointer { box(ValueHandle(.array([]), depth: 1)) }
 
 @_cdecl("afs_value_new_set")
-public func afs_value_new_set() -> OpaquePointer { box(ValueHandle(.set(ValueSet()))) }
+public func afs_value_new_set() -> OpaquePointer { box(ValueHandle(.set(ValueSet()), depth: 1)) }
 
 @_cdecl("afs_value_new_string")
 public func afs_value_new_string(_ utf8: UnsafePointer<CChar>?, _ len: Int, _ err: UnsafeMutableRawPointer?) -> OpaquePointer? {
@@ -36,12 +36,22 @@ public func afs_value_new_data(_ bytes: UnsafeRawPointer?, _ len: Int) -> Opaque
 
 /// Takes the value out of a consumed handle: it is released whatever happens next, except
 /// when it is NULL, not a value, or the container itself (which the caller still owns).
-private func consume(_ child: OpaquePointer?, into parent: OpaquePointer?, _ what: String) throws -> Value {
+private func consume(_ child: OpaquePointer?, into parent: OpaquePointer?, _ what: String) throws -> (Value, depth: Int) {
     guard let child = child else { throw AFSError(.invalidArgument, "\(what) is NULL") }
     if child == parent { throw AFSError(.invalidArgument, "\(what) is the container itself (it was not consumed)") }
     let h = try unbox(child, ValueHandle.self, what)  // a handle of another kind is not ours to free
     defer { release(child, ValueHandle.self) }
-    return h.value
+    return (h.value, h.depth)
+}
+
+/// Puts a member into `container` with `insert`, refusing trees deeper than Value.maxDepth.
+private func insert(_ member: (Value, depth: Int), into container: ValueHandle, _ insert: (inout Value, Value) throws -> Void) throws {
+    let depth = max(container.depth, member.depth + 1)
+    guard depth <= Value.maxDepth else {
+        throw AFSError(.invalidArgument, "nesting deeper than \(Value.maxDepth) levels")
+    }
+    try insert(&container.value, member.0)
+    container.depth = depth
 }
 
 @_cdecl("afs_value_dict_set")
@@ -51,7 +61,7 @@ public func afs_value_dict_set(_ dict: OpaquePointer?, _ key: UnsafePointer<CCha
         let v = try consume(value, into: dict, "value")
         let d = try unbox(dict, ValueHandle.self, "dict")
         let k = try stringArg(key, keyLen, "key")
-        try d.value.dictSet(k, v)
+        try insert(v, into: d) { try $0.dictSet(k, $1) }
     }
 }
 
@@ -60,7 +70,7 @@ public func afs_value_append(_ container: OpaquePointer?, _ value: OpaquePointer
     status(err) {
         let v = try consume(value, into: container, "value")
         let c = try unbox(container, ValueHandle.self, "array_or_set")
-        try c.value.append(v)
+        try insert(v, into: c) { try $0.append($1) }
     }
 }
 

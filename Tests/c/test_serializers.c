@@ -394,7 +394,7 @@ static void test_plist(void) {
     afs_value *p = afs_value_new_dict();
     set(p, "n", afs_value_new_null());
     CHECK(afs_serializer_request(s, "POST", "http://example.com", p, &err) == NULL);
-    CHECK(err.code == AFS_E_INVALID_PLIST);
+    CHECK_ERROR(err, AFS_E_INVALID_PLIST, "not valid Property List. (null at parameters[\"n\"])");
     afs_value_free(p);
     afs_serializer_free(s);
     CHECK(afs_serializer_new((afs_serializer_kind)5) == NULL);

@@ -130,6 +130,32 @@ static void test_parse_json(void) {
     free(deep);
 }
 
+/* Trees deeper than 512 levels are refused while they are built (they would overflow the
+ * stack when written or freed); the member is still consumed. */
+static void test_depth_limit(void) {
+    afs_error err;
+    afs_value *v = afs_value_new_array();
+    int depth = 1, refused = 0;
+    for (int i = 0; i < 600 && !refused; i++) {
+        afs_value *outer = afs_value_new_array();
+        memset(&err, 0, sizeof err);
+        if (afs_value_append(outer, v, &err) == AFS_OK) { v = outer; depth++; }
+        else { refused = 1; afs_value_free(outer); v = NULL; }
+    }
+    CHECK(refused);
+    CHECK(depth == 512);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "nesting deeper than 512 levels");
+    afs_value_free(v);
+    /* a wide tree is fine */
+    afs_value *d = afs_value_new_dict();
+    for (int i = 0; i < 1000; i++) {
+        char key[16];
+        snprintf(key, sizeof key, "k%d", i);
+        CHECK_STATUS(afs_value_dict_set(d, key, AFS_NTS, afs_value_new_array(), &err), AFS_OK);
+    }
+    afs_value_free(d);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     test_kinds();
@@ -138,5 +164,6 @@ int main(int argc, char **argv) {
     test_wrong_kinds_and_consumption();
     test_strings();
     test_parse_json();
+    test_depth_limit();
     return check_summary(argv[0]);
 }
