@@ -65,14 +65,18 @@ class BodyStream(io.RawIOBase):
     # -- io.RawIOBase ---------------------------------------------------------------------
 
     def readable(self) -> bool:
+        """True (raises once closed, like a closed file)."""
         self._get()
         return True
 
     def seekable(self) -> bool:
+        """True: :meth:`seek` works (a stream part without rewind support limits seeking
+        backwards over it, see :meth:`seek`)."""
         self._get()
         return True
 
     def writable(self) -> bool:
+        """False."""
         self._get()
         return False
 

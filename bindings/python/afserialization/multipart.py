@@ -40,6 +40,7 @@ class MultipartForm:
     __slots__ = ("_h",)
 
     def __init__(self) -> None:
+        """Not constructible: use :meth:`HTTPRequestSerializer.multipart_form`."""
         raise TypeError("use serializer.multipart_form(method, url, params)")
 
     @classmethod

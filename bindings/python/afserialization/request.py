@@ -36,6 +36,7 @@ class RequestHeaders(MutableMapping):
     __slots__ = ("_h",)
 
     def __init__(self, handle: CHandle) -> None:
+        """Internal: use :attr:`Request.headers`."""
         self._h = handle
 
     def __getitem__(self, name: str) -> str:
@@ -70,9 +71,11 @@ class RequestHeaders(MutableMapping):
         return iter(names)
 
     def __len__(self) -> int:
+        """The number of headers."""
         return lib.afs_request_header_count(self._h.get())
 
-    def items(self) -> Any:  # one pass over C instead of a lookup per name
+    def items(self) -> Any:
+        """``(name, value)`` pairs in order, read in one pass over the C request."""
         ptr = self._h.get()
         n = lib.afs_request_header_count(ptr)
         return [(lib.afs_request_header_name(ptr, i).decode("utf-8"),

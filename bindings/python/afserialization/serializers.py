@@ -179,6 +179,7 @@ class SerializerHeaders(MutableMapping):
     __slots__ = ("_owner",)
 
     def __init__(self, owner: "HTTPRequestSerializer") -> None:
+        """Internal: use :attr:`HTTPRequestSerializer.headers`."""
         self._owner = owner
 
     def _remember(self, name: str) -> None:
@@ -230,6 +231,7 @@ class SerializerHeaders(MutableMapping):
         return iter(present)
 
     def __len__(self) -> int:
+        """The number of headers set."""
         return sum(1 for _ in self)
 
     def __repr__(self) -> str:
@@ -251,6 +253,8 @@ class HTTPRequestSerializer:
     _KIND = 0
 
     def __init__(self) -> None:
+        """A serializer with AFNetworking's defaults: ``Accept-Language`` and ``User-Agent``
+        headers, URI methods GET/HEAD/DELETE, UTF-8, NSURLRequest's properties."""
         self._h = CHandle(lib.afs_serializer_new(self._KIND), lib.raw.afs_serializer_free,
                           "afs_serializer")
         ptr = self._h.get()
@@ -541,6 +545,7 @@ class JSONRequestSerializer(HTTPRequestSerializer):
     _KIND = 1
 
     def __init__(self, options: Any = JSONWritingOptions.NONE) -> None:
+        """``options``: :class:`JSONWritingOptions`, an int, a flag name or a list of them."""
         super().__init__()
         if options:
             self.options = options
@@ -567,6 +572,7 @@ class PropertyListRequestSerializer(HTTPRequestSerializer):
     _KIND = 2
 
     def __init__(self, format: Any = PropertyListFormat.XML) -> None:  # noqa: A002
+        """``format``: :class:`PropertyListFormat`, ``"xml"``/``"binary"`` or 100/200."""
         super().__init__()
         if _coerce(PropertyListFormat, format) != PropertyListFormat.XML:
             self.format = format

@@ -82,6 +82,7 @@ class Value:
     __slots__ = ("_h",)
 
     def __init__(self, obj: Params) -> None:
+        """Builds the C tree for ``obj`` (see the module docstring for the mapping)."""
         self._h = CHandle(_build_root(obj), lib.raw.afs_value_free, "afs_value")
 
     @classmethod
