@@ -417,3 +417,13 @@ def test_plist_serializer(fmt):
         p.format = 300
     with pytest.raises(ValueError):
         p.format = "yaml"
+
+
+def test_top_level_arrays_and_sets_as_bodies():
+    j = afs.JSONRequestSerializer()
+    assert j.request("POST", URL, [1, "a", (2.5, None)]).body == b'[1,"a",[2.5,null]]'
+    assert j.request("POST", URL, ()).body == b"[]"
+    p = afs.PropertyListRequestSerializer()
+    assert plistlib.loads(p.request("POST", URL, ["x", 1, b"\x00"]).body) == ["x", 1, b"\x00"]
+    with pytest.raises(afs.InvalidPlistError):
+        p.request("POST", URL, {"s": frozenset([1])})
