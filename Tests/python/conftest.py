@@ -133,6 +133,7 @@ class LocalServer:
                         "hex": content.hex() if len(content) <= 4096 else None})
                 info["files"] = files
             response = Response(json.dumps(info), content_type="application/json")
+            request.close()  # the parsed files' temporary storage
         return response(environ, start_response)
 
     @staticmethod

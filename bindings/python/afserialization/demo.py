@@ -111,6 +111,7 @@ class DemoServer:
             except ValueError as e:
                 parsed["error"] = f"cannot parse the {len(data)}-byte {mimetype} body: {e}"
         parsed["content_length"] = request.headers.get("Content-Length")
+        request.close()  # the parsed files' temporary storage
         return Response(json.dumps(parsed), content_type="application/json")(
             environ, start_response)
 
