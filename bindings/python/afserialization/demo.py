@@ -132,7 +132,8 @@ def show_wire(request: Request, body: Optional[bytes]) -> None:
         if len(shown) > 1500:
             shown = shown[:1500] + f"... [{len(shown) - 1500} more bytes]".encode()
         print("    ")
-        print("\n".join("    " + line for line in shown.decode("utf-8", "replace").split("\r\n")))
+        text = shown.decode("utf-8", "replace").replace("\r\n", "\n")
+        print("\n".join("    " + line for line in text.rstrip("\n").split("\n")))
 
 
 def show_parsed(parsed: Any) -> None:
@@ -244,10 +245,12 @@ def python_upload(base: str, path: Path, size: int, digest: str) -> None:
             head = request.wire_head()
             print("\n".join("    " + l for l in head.decode().rstrip("\r\n").split("\r\n")))
             print("    ")
-            shown = render_body(preview, request.headers["Content-Type"], True)
-            print("\n".join("    " + l for l in shown.decode("utf-8", "replace")
-                            .split("\r\n")[:14]))
-            print(f"    ... ({len(stream)} bytes in all, streamed from disk)")
+            lines = preview.decode("utf-8", "replace").split("\r\n")
+            end = next(i for i, line in enumerate(lines) if 'filename="' + path.name in line)
+            for line in lines[:end + 3]:  # the fields and the file part's headers
+                print("    " + line)
+            print(f"    [{size} bytes of {path.name}, read from disk while sending]")
+            print(f"    ... ({len(stream)} bytes in all)")
             print("  code:  requests.post(request.url, data=request.body_stream, "
                   "headers=request.headers)")
             stream.set_progress(ProgressBar("requests"))
