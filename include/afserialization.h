@@ -15,7 +15,8 @@
  *                                   9. Response side
  *
  * CONVENTIONS
- *   - Opaque handles: afs_value, afs_serializer, afs_request, afs_form, afs_body_stream.
+ *   - Opaque handles: afs_value, afs_serializer, afs_request, afs_form, afs_body_stream,
+ *     afs_response_serializer.
  *     A function that returns a handle gives the caller ownership; free it with the
  *     matching afs_*_free, which accepts NULL.
  *   - Returned `const char *` / `const uint8_t *` are borrowed: valid until their owner is
@@ -30,8 +31,8 @@
  *     void setters and the _free functions ignore NULL.
  *   - A handle argument marked "consumed" is owned by the library afterwards, also when the
  *     call fails.
- *   - Threads: an afs_serializer may be used from many threads at once. Values, requests,
- *     forms and body streams are used by one thread at a time.
+ *   - Threads: an afs_serializer or afs_response_serializer may be used from many threads
+ *     at once. Values, requests, forms and body streams are used by one thread at a time.
  */
 #ifndef AFSERIALIZATION_H
 #define AFSERIALIZATION_H
@@ -165,8 +166,9 @@ AFS_API afs_value *afs_value_new_data(const void *bytes, size_t len);
  * its position and gets the new value.
  * @param key_len length of key or AFS_NTS.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT when dict is NULL or not a dictionary, value is
- *         NULL or not a value, value is dict itself (then it is not consumed), or the tree
- *         would nest deeper than 512 levels; AFS_E_INVALID_UTF8 for a bad key.
+ *         NULL, not a value, borrowed (afs_value_at, afs_value_get) or dict itself (in
+ *         these cases it is not consumed), or the tree would nest deeper than 512 levels;
+ *         AFS_E_INVALID_UTF8 for a bad key.
  */
 AFS_API afs_status afs_value_dict_set(afs_value *dict, const char *key, size_t key_len,
                                       afs_value *value /* consumed */, afs_error *err);
@@ -174,8 +176,8 @@ AFS_API afs_status afs_value_dict_set(afs_value *dict, const char *key, size_t k
  * Appends `value` (consumed, also on failure) to an array, or adds it to a set (an equal
  * member already there makes this a successful no-op).
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT when the container is NULL or neither an array
- *         nor a set, value is NULL, not a value, or the container itself, or the tree would
- *         nest deeper than 512 levels.
+ *         nor a set, value is NULL, not a value, borrowed or the container itself (in these
+ *         cases it is not consumed), or the tree would nest deeper than 512 levels.
  */
 AFS_API afs_status afs_value_append(afs_value *array_or_set, afs_value *value /* consumed */,
                                     afs_error *err);
@@ -188,7 +190,8 @@ AFS_API afs_status afs_value_append(afs_value *array_or_set, afs_value *value /*
 AFS_API afs_value *afs_value_parse_json(const char *json, size_t len, afs_error *err);
 /** The kind of `v`; AFS_VALUE_NULL for NULL. */
 AFS_API afs_value_kind afs_value_kind_of(const afs_value *v);
-/** Frees a value and its children. NULL is ignored. */
+/** Frees a value and its children. NULL is ignored, and so is a borrowed member handle
+ *  (from afs_value_at or afs_value_get: its parent owns it). */
 AFS_API void afs_value_free(afs_value *v);
 
 /* ===================================================================================== */
@@ -404,9 +407,461 @@ AFS_API bool afs_request_allows_cellular_access(const afs_request *r);
 AFS_API int afs_request_network_service_type(const afs_request *r);
 
 /* >>> MULTIPART SECTIONS (7, 8) >>> */
+
+/* ===================================================================================== */
+/* 7. Multipart forms                                                                   */
+/* ===================================================================================== */
+
+/*
+ * afs_form — a multipart/form-data form being built (AFNetworking's
+ * AFStreamingMultipartFormData). Create it with afs_serializer_multipart_form (the
+ * parameters become field parts), append parts in order, then afs_form_finish gives the
+ * request whose body is a streaming afs_body_stream. Free the form with afs_form_free, also
+ * after finishing it. One thread at a time.
+ *
+ * On the wire, part i is `--B\r\n` (first part) or `\r\n--B\r\n` (the others), its headers
+ * (`Name: value\r\n` each, in insertion order), `\r\n` and its body; after the last part
+ * comes `\r\n--B--\r\n`. File, data and stream parts carry
+ * `Content-Disposition: form-data; name="N"; filename="F"` and `Content-Type: M`; field
+ * parts `Content-Disposition: form-data; name="N"`. In names and filenames `"`, CR and LF
+ * are written %22, %0D and %0A (as browsers do). Header blocks are UTF-8.
+ *
+ * Part sources: bytes (copied when appended), a file (a regular file whose size is taken
+ * when appended and which is opened only while its part is read, so thousands of file
+ * parts never hold thousands of descriptors), or a read callback with a declared length.
+ * A source that yields fewer or more bytes than its length makes afs_body_stream_read fail
+ * with AFS_E_LENGTH_MISMATCH: the body never differs in length from its Content-Length.
+ *
+ * A `release` function given with a part runs exactly once: when the part is destroyed
+ * (with the form or the request's body stream), or at once when the append fails.
+ * Functions called on a spent form (after a successful afs_form_finish) return AFS_E_STATE.
+ */
+typedef struct afs_form afs_form;
+typedef struct afs_body_stream afs_body_stream;
+
+/** AFNetworking's 3G suggestions for afs_form_throttle_bandwidth. */
+#define AFS_UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE 16384
+#define AFS_UPLOAD_STREAM_3G_SUGGESTED_DELAY 0.2
+
+/** Reads up to max_length bytes of a part body into buffer: returns the count (> 0), 0 at
+ *  the end, -1 on error. Called only while the part is read, never with max_length 0. */
+typedef int64_t (*afs_read_fn)(void *ctx, uint8_t *buffer, size_t max_length);
+/** Goes back to the first byte of the part body: 0 on success. */
+typedef int (*afs_rewind_fn)(void *ctx);
+/** Called once when the part is destroyed (or when its append fails). */
+typedef void (*afs_release_fn)(void *ctx);
+
+/**
+ * multipartFormRequestWithMethod:URLString:parameters:constructingBodyWithBlock:error: up to
+ * the block — a form over the serializer's plain request for `method` and `url` (its
+ * headers and request properties included). The parameters (`params`, may be NULL) become
+ * field parts in query-pair order (names with brackets, e.g. `user[tags][]`, by the
+ * serializer's query styles); data values are their raw bytes, null an empty part, other
+ * scalars their text in the serializer's string encoding.
+ * @return owned form (afs_form_free), or NULL with AFS_E_INVALID_METHOD (GET and HEAD, in
+ *         any case, cannot carry a multipart body; or not a token), AFS_E_BAD_URL,
+ *         AFS_E_INVALID_ARGUMENT (NULL serializer/method/url, params not a dictionary),
+ *         AFS_E_ENCODING (a value the string encoding cannot represent; the field is named),
+ *         AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_form *afs_serializer_multipart_form(const afs_serializer *s, const char *method,
+                                                const char *url, const afs_value *params, afs_error *err);
+/**
+ * appendPartWithFileURL:name:error: — a file part streamed from disk, filename the last
+ * path component, Content-Type from its extension (a built-in table, then
+ * /etc/mime.types, then application/octet-stream; `.cer` is application/x-x509-ca-cert).
+ * @return AFS_OK; AFS_E_FILE (os_errno set) when the file is missing, a directory, not a
+ *         regular file or unreadable; AFS_E_STATE on a spent form; AFS_E_INVALID_ARGUMENT
+ *         (NULL form, path or name); AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_append_file(afs_form *f, const char *path, const char *name, afs_error *err);
+/**
+ * appendPartWithFileURL:name:fileName:mimeType:error: — as afs_form_append_file with a
+ * chosen `filename` (NULL: the last path component) and `mime_type` (NULL: from the
+ * filename's extension).
+ * @return the statuses of afs_form_append_file; AFS_E_INVALID_HEADER for CR, LF or NUL in
+ *         mime_type.
+ */
+AFS_API afs_status afs_form_append_file_ex(afs_form *f, const char *path, const char *name,
+                                           const char *filename, const char *mime_type, afs_error *err);
+/**
+ * appendPartWithFileData:name:fileName:mimeType: — a file part whose `len` bytes are
+ * copied now (`data` may be NULL only when len is 0). `mime_type` NULL: from the
+ * filename's extension.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL form, name or filename); AFS_E_INVALID_HEADER
+ *         (CR/LF/NUL in mime_type); AFS_E_STATE; AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_append_file_data(afs_form *f, const void *data, size_t len, const char *name,
+                                             const char *filename, const char *mime_type, afs_error *err);
+/**
+ * appendPartWithFormData:name: — a field part with `len` bytes copied now (`data` may be
+ * NULL only when len is 0).
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT; AFS_E_STATE; AFS_E_INVALID_UTF8 (name).
+ */
+AFS_API afs_status afs_form_append_form_data(afs_form *f, const void *data, size_t len,
+                                             const char *name, afs_error *err);
+/**
+ * appendPartWithInputStream:name:fileName:length:mimeType: — a file part read through
+ * `read` (required), which must yield exactly `length` bytes (one extra call checks that
+ * it is then at its end). `rewind` (may be NULL) lets the stream go back: without it,
+ * rewinding or seeking back over this part once it was read is AFS_E_UNSUPPORTED.
+ * `release` (may be NULL) runs once with `ctx` when the part is destroyed — or before this
+ * function returns when it fails. `mime_type` NULL: from the filename's extension.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL form, read, name or filename);
+ *         AFS_E_INVALID_HEADER; AFS_E_STATE; AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_append_stream(afs_form *f, afs_read_fn read, afs_rewind_fn rewind,
+                                          afs_release_fn release, void *ctx, uint64_t length,
+                                          const char *name, const char *filename, const char *mime_type,
+                                          afs_error *err);
+/**
+ * appendPartWithHeaders:body: — a part with exactly these headers, in this order, and a
+ * copy of `len` body bytes. `header_names`/`header_values` may be NULL when header_count
+ * is 0; `body` may be NULL when len is 0.
+ * @return AFS_OK; AFS_E_INVALID_HEADER (a name that is not a token, a value with CR, LF or
+ *         NUL: no header injection); AFS_E_INVALID_ARGUMENT; AFS_E_STATE; AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_append_part(afs_form *f, const char *const *header_names,
+                                        const char *const *header_values, size_t header_count,
+                                        const void *body, size_t len, afs_error *err);
+/**
+ * throttleBandwidthWithPacketSize:delay: — the body stream returns at most `packet_size`
+ * bytes per read (and writes at most that much per system call in
+ * afs_body_stream_write_to_fd) and sleeps `delay_seconds` after each chunk. packet_size 0
+ * removes the limit; a negative or non-finite delay counts as 0. Ignored for NULL or a
+ * spent form.
+ */
+AFS_API void afs_form_throttle_bandwidth(afs_form *f, size_t packet_size, double delay_seconds);
+/**
+ * Sets the boundary (tests, reproducible bodies): 1-70 characters of
+ * `A-Z a-z 0-9 ' + _ - .`. If `--` followed by it occurs in the headers or in-memory body of
+ * a part, afs_form_finish fails with AFS_E_INVALID_ARGUMENT (file and callback bodies
+ * cannot be checked). Without it the boundary is `Boundary+` and 16 uppercase hex digits
+ * from the OS random source, redrawn at finish if it occurs in an in-memory part.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (bad boundary, NULL); AFS_E_STATE; AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_form_set_boundary(afs_form *f, const char *boundary, afs_error *err);
+/** The boundary (the final one after afs_form_finish). Borrowed: valid until the boundary
+ *  changes or afs_form_free(f). NULL for NULL or a wrong handle. */
+AFS_API const char *afs_form_boundary(const afs_form *f);
+/**
+ * requestByFinalizingMultipartFormData — the request: the serializer's headers,
+ * `Content-Type: multipart/form-data; boundary=B` (replacing any Content-Type),
+ * `Content-Length` (exact), no plain body (afs_request_body returns NULL) and a body stream
+ * (afs_request_body_stream). A form without parts gives what AFNetworking gives: the
+ * serializer's plain request (for the HTTP serializer, an empty
+ * application/x-www-form-urlencoded body) and no body stream. Afterwards the form is spent;
+ * still free it.
+ * @return owned request (afs_request_free), or NULL with AFS_E_INVALID_ARGUMENT (a boundary
+ *         set with afs_form_set_boundary occurs in a part; the form stays usable: set
+ *         another and finish again), AFS_E_STATE (already finished).
+ */
+AFS_API afs_request *afs_form_finish(afs_form *f, afs_error *err);
+/** Frees a form and the parts it still owns (running their release functions). NULL is
+ *  ignored. */
+AFS_API void afs_form_free(afs_form *f);
+
+/* ===================================================================================== */
+/* 8. Body streams                                                                      */
+/* ===================================================================================== */
+
+/*
+ * afs_body_stream — the body of a multipart request (AFNetworking's
+ * AFMultipartBodyStream), pulled with afs_body_stream_read while file parts stream from
+ * disk. It is borrowed from its request: get it with afs_request_body_stream, never free
+ * it; it lives until afs_request_free. One thread at a time.
+ *
+ * HOW TO STREAM A MULTIPART BODY
+ *
+ *     afs_request *r = afs_form_finish(form, &err);
+ *     afs_body_stream *bs = afs_request_body_stream(r);
+ *     // send afs_request_method(r), afs_request_url(r) and every header, including
+ *     // Content-Type and Content-Length (== afs_body_stream_content_length(bs))
+ *     uint8_t buf[65536];
+ *     int64_t n;
+ *     while ((n = afs_body_stream_read(bs, buf, sizeof buf)) > 0)
+ *         send_bytes(buf, (size_t)n);
+ *     if (n < 0) {                        // nothing of the failing call counts
+ *         afs_body_stream_error(bs, &err); // e.g. AFS_E_LENGTH_MISMATCH, AFS_E_IO
+ *         ...                              // afs_body_stream_rewind/seek to retry
+ *     }
+ *     afs_request_free(r);
+ *
+ * Or let the kernel copy it: afs_body_stream_write_to_fd(bs, socket_or_file, &n, &err).
+ * For a redirect or a retry, afs_body_stream_rewind (or libcurl's SEEKFUNCTION over
+ * afs_body_stream_seek) starts again.
+ *
+ * Reads give the same bytes for every sequence of buffer sizes, including 1. After a read
+ * returned -1 every later read returns -1 and afs_body_stream_error reports the same error,
+ * until afs_body_stream_rewind or afs_body_stream_seek. A closed stream stays closed: calls
+ * on it return -1 / AFS_E_STATE.
+ */
+
+/** The body stream of a multipart request, or NULL when `r` has none (not multipart,
+ *  NULL). Borrowed: valid until afs_request_free(r); do not free it. */
+AFS_API afs_body_stream *afs_request_body_stream(afs_request *r);
+/**
+ * requestWithMultipartFormRequest:writingStreamContentsToFile:completionHandler:, but
+ * synchronous — writes the whole body, from its first byte, to `path` through a temporary
+ * file in the same directory renamed over `path` at the end (no partial file is left on
+ * failure), and returns a copy of `r` without body stream, headers kept. The position of
+ * r's own stream is not changed; callback parts are shared and rewound as needed.
+ * @return owned request (afs_request_free), or NULL with AFS_E_INVALID_ARGUMENT (NULL, no
+ *         body stream), AFS_E_IO (os_errno set; the destination, or a source failing),
+ *         AFS_E_LENGTH_MISMATCH, AFS_E_UNSUPPORTED (a callback part that cannot rewind and
+ *         was already read), AFS_E_STATE (the stream was closed).
+ */
+AFS_API afs_request *afs_request_write_body_to_file(const afs_request *r, const char *path, afs_error *err);
+
+/** Opens the stream (afs_body_stream_read opens it implicitly).
+ *  @return AFS_OK; AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT for NULL. */
+AFS_API afs_status afs_body_stream_open(afs_body_stream *bs, afs_error *err);
+/**
+ * Reads up to `max_length` bytes of the body into `buffer` (at most the throttle's packet
+ * size, then sleeps its delay). File and callback bytes go straight into `buffer`.
+ * @return the number of bytes (> 0); 0 at the end; -1 on error (NULL stream or buffer,
+ *         max_length 0, closed stream, a source failing or yielding a different length):
+ *         then afs_body_stream_error tells why, the position is unchanged and the buffer's
+ *         content is unspecified. The progress callback runs after each successful read.
+ */
+AFS_API int64_t afs_body_stream_read(afs_body_stream *bs, uint8_t *buffer, size_t max_length);
+/** True from open (or the first read) until the last byte has been read; false after an
+ *  error, after close, and for NULL. */
+AFS_API bool afs_body_stream_has_bytes_available(const afs_body_stream *bs);
+/** The exact body length (the request's Content-Length); 0 for NULL. */
+AFS_API uint64_t afs_body_stream_content_length(const afs_body_stream *bs);
+/** Closes the stream and any file it has open. Later calls return AFS_E_STATE (reads -1).
+ *  NULL is ignored. */
+AFS_API void afs_body_stream_close(afs_body_stream *bs);
+/**
+ * The sticky error after a read returned -1 (or after afs_body_stream_write_to_fd failed
+ * because of a source): copies it into `out` (may be NULL) and returns its code.
+ * @return AFS_OK (out untouched) when there is none; AFS_E_INVALID_ARGUMENT for NULL.
+ */
+AFS_API afs_status afs_body_stream_error(const afs_body_stream *bs, afs_error *out);
+/** Goes back to the first byte and clears the sticky error.
+ *  @return AFS_OK; AFS_E_UNSUPPORTED when a callback part without rewind function was read;
+ *  AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT for NULL. */
+AFS_API afs_status afs_body_stream_rewind(afs_body_stream *bs, afs_error *err);
+/**
+ * Moves to body offset `offset` (0 to the content length) and clears the sticky error; the
+ * next read starts there (libcurl's SEEKFUNCTION, resumable uploads, Python's seek).
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT past the end or for NULL; AFS_E_UNSUPPORTED when
+ *         a callback part at or after the offset has no rewind function and was already
+ *         read past it (position unchanged); AFS_E_STATE when closed.
+ */
+AFS_API afs_status afs_body_stream_seek(afs_body_stream *bs, uint64_t offset, afs_error *err);
+/** Bytes delivered so far (read, or written by afs_body_stream_write_to_fd); 0 for NULL. */
+AFS_API uint64_t afs_body_stream_position(const afs_body_stream *bs);
+/**
+ * Writes the rest of the body to a blocking `fd`: copy_file_range for file parts when fd is
+ * a regular file, sendfile when it is a socket or pipe, write(2)/writev for in-memory parts;
+ * read/write when the kernel cannot copy (EXDEV, EINVAL, ENOSYS). SIGPIPE is held back: a
+ * closed reader gives AFS_E_IO with os_errno EPIPE.
+ * @param written (may be NULL) the bytes written by this call, also on failure; the
+ *        position then reflects exactly what was written, so the call can be repeated.
+ * @return AFS_OK; AFS_E_IO with os_errno — when the destination failed (EPIPE, ENOSPC) the
+ *         stream stays usable, when a source failed the error is sticky;
+ *         AFS_E_LENGTH_MISMATCH, AFS_E_UNSUPPORTED (sticky); the sticky error of an earlier
+ *         failure; AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT (NULL, fd < 0).
+ */
+AFS_API afs_status afs_body_stream_write_to_fd(afs_body_stream *bs, int fd, uint64_t *written, afs_error *err);
+/** Progress of a body: (bytes delivered so far, content length). */
+typedef void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total);
+/** Calls `fn(ctx, sent, total)` after every successful read or write. `sent` never
+ *  decreases except after a rewind or seek; the last call before the end is
+ *  (total, total). NULL fn removes the callback; NULL bs is ignored. */
+AFS_API void afs_body_stream_set_progress(afs_body_stream *bs, afs_progress_fn fn, void *ctx);
+
 /* <<< MULTIPART SECTIONS (7, 8) <<< */
 
 /* >>> RESPONSE SECTION (9) >>> */
+/* ===================================================================================== */
+/* 9. Response side                                                                     */
+/* ===================================================================================== */
+
+/*
+ * afs_response_serializer — AFHTTPResponseSerializer, AFJSONResponseSerializer,
+ * AFPropertyListResponseSerializer or AFCompoundResponseSerializer: checks a response's
+ * status code and MIME type, then decodes its body into an afs_value. It sends and
+ * receives nothing: give it what your HTTP stack received (status code, Content-Type
+ * header, body bytes). Create with afs_response_serializer_new,
+ * afs_response_serializer_new_compound or afs_response_serializer_copy; free with
+ * afs_response_serializer_free. Thread-safe: configuration, validation and decoding may
+ * run on many threads at once (each call works on a snapshot of the configuration).
+ *
+ * Validation (validateResponse:data:error:):
+ *   - the MIME type is the Content-Type value before any `;`, without surrounding spaces
+ *     and tabs, compared case-insensitively with the acceptable types; it must be one of
+ *     them, except that an absent Content-Type with an empty body passes. Otherwise
+ *     AFS_E_UNACCEPTABLE_CONTENT_TYPE, "Request failed: unacceptable content-type:
+ *     text/html" ("(none)" when absent).
+ *   - the status code must lie in one of the acceptable ranges, else
+ *     AFS_E_UNACCEPTABLE_STATUS, "Request failed: not found (404)": the lowercase IANA
+ *     reason phrase, or the class of an unregistered code ("client error"). When the MIME
+ *     type is refused too, the status wins and the message adds
+ *     "; unacceptable content-type: text/html".
+ * Defaults: status codes 200-299; content types: HTTP any; JSON application/json,
+ * text/json, text/javascript; PLIST application/x-plist.
+ *
+ * Decoding (responseObjectForResponse:data:error:), by kind:
+ *   - HTTP: the body as an AFS_VALUE_DATA value.
+ *   - JSON: RFC 8259 text in UTF-8 (a leading UTF-8 byte-order mark is skipped); objects,
+ *     arrays, strings (surrogate pairs combined), integers within int64 as AFS_VALUE_INT,
+ *     other numbers as AFS_VALUE_DOUBLE, true/false, null; nesting deeper than 512 is an
+ *     error. Malformed text is AFS_E_INVALID_JSON naming the byte offset. A scalar at the
+ *     top level needs AFS_JSON_READING_FRAGMENTS_ALLOWED. With removes_keys_with_null_values,
+ *     null dictionary values and null array elements are dropped at every depth.
+ *   - PLIST: XML and binary (bplist00) property lists, as Python's plistlib and Foundation
+ *     write them; errors are AFS_E_INVALID_PLIST naming the byte offset.
+ *   - An empty body gives no value and no error (every kind); so does a body of one space
+ *     for JSON and PLIST (AFNetworking's rule).
+ *   - Compound: the first member whose validation passes decodes the response. When none
+ *     passes, the outcome is that of the first member that accepts the MIME type (so a
+ *     JSON error document with status 500 is decoded by the JSON member), or, when none
+ *     accepts it, of the first member.
+ *
+ * How to decode a response:
+ *
+ *     afs_response_serializer *rs = afs_response_serializer_new(AFS_RESPONSE_JSON);
+ *     afs_value *doc = NULL;
+ *     afs_error err;
+ *     afs_status st = afs_response_object(rs, status, content_type, body, body_len, &doc, &err);
+ *     if (st == AFS_OK && doc) { ... walk doc (below) ... }
+ *     else if (st == AFS_E_UNACCEPTABLE_STATUS && doc) { ... the server's error document ... }
+ *     else if (st != AFS_OK) { fprintf(stderr, "%s\n", err.message); }
+ *     afs_value_free(doc);
+ *     afs_response_serializer_free(rs);
+ */
+typedef struct afs_response_serializer afs_response_serializer;
+
+typedef enum afs_response_kind {
+    AFS_RESPONSE_HTTP,   /**< validation only; the body is returned as data */
+    AFS_RESPONSE_JSON,   /**< JSON bodies */
+    AFS_RESPONSE_PLIST   /**< XML and binary property-list bodies */
+} afs_response_kind;
+
+/** A new response serializer of `kind` with AFNetworking's defaults. Owned: free with
+ *  afs_response_serializer_free. NULL for an unknown kind. */
+AFS_API afs_response_serializer *afs_response_serializer_new(afs_response_kind kind);
+/**
+ * AFCompoundResponseSerializer: a serializer that tries `members` in order. Each member is
+ * copied (the caller keeps and frees its own); a compound member contributes its members
+ * (the list is flattened, which tries them in the same order).
+ * @param members `count` serializers; may be NULL only when count is 0.
+ * @return owned serializer, or NULL with AFS_E_INVALID_ARGUMENT when count is 0, members
+ *         is NULL, or a member is NULL or not a response serializer.
+ */
+AFS_API afs_response_serializer *afs_response_serializer_new_compound(
+    const afs_response_serializer *const *members, size_t count, afs_error *err);
+/** An independent copy of everything (kind, members, status codes, content types, JSON
+ *  options, null removal). Owned. NULL for a NULL or wrong handle. */
+AFS_API afs_response_serializer *afs_response_serializer_copy(const afs_response_serializer *rs);
+/** Frees a response serializer. NULL is ignored. */
+AFS_API void afs_response_serializer_free(afs_response_serializer *rs);
+
+/**
+ * Replaces the acceptable status codes with the inclusive ranges first[i]..last[i]
+ * (e.g. {200} and {299}). count 0 accepts every status. On a compound serializer, sets
+ * them on every member.
+ * @param first, last `count` bounds each; may be NULL only when count is 0.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle, NULL arrays with
+ *         count > 0, or a range whose first exceeds its last (its index named).
+ */
+AFS_API afs_status afs_response_serializer_set_acceptable_status_codes(afs_response_serializer *rs,
+    const int *first, const int *last, size_t count, afs_error *err);
+/**
+ * Replaces the acceptable MIME types (`type/subtype`, compared case-insensitively).
+ * types NULL or count 0 accepts every type. On a compound serializer, sets them on every
+ * member.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle, types NULL with
+ *         count > 0, a NULL entry, or an entry that is not two tokens around a `/` (no
+ *         parameters, no spaces; its index named); AFS_E_INVALID_UTF8.
+ */
+AFS_API afs_status afs_response_serializer_set_acceptable_content_types(afs_response_serializer *rs,
+    const char *const *types, size_t count, afs_error *err);
+/** AFJSONResponseSerializer's removesKeysWithNullValues (default off): drop null
+ *  dictionary values and null array elements, recursively. Used by JSON serializers,
+ *  stored by all; on a compound serializer, set on every member. */
+AFS_API void afs_response_serializer_set_removes_keys_with_null_values(afs_response_serializer *rs, bool on);
+
+/** NSJSONReadingOptions. 1 (mutable containers) and 2 (mutable leaves) are accepted and
+ *  change nothing: decoded values are always new trees. */
+enum { AFS_JSON_READING_FRAGMENTS_ALLOWED = 4 /**< a scalar at the top level */ };
+/** Sets the JSON reading options (default 0: the top level must be an object or an array).
+ *  Used by JSON serializers, stored by all; on a compound serializer, set on every member.
+ *  @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or bits other than
+ *  1, 2 and 4. */
+AFS_API afs_status afs_response_serializer_set_json_reading_options(afs_response_serializer *rs,
+    unsigned options, afs_error *err);
+
+/**
+ * validateResponse:data:error: — checks the status code and the MIME type (see above).
+ * @param content_type the Content-Type header value (parameters ignored; any bytes), NULL
+ *        when absent.
+ * @param data the body; may be NULL only when len is 0 (len is a byte count: AFS_NTS is
+ *        not allowed).
+ * @return AFS_OK; AFS_E_UNACCEPTABLE_STATUS; AFS_E_UNACCEPTABLE_CONTENT_TYPE (naming the
+ *         type); AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or bad data/len.
+ */
+AFS_API afs_status afs_response_validate(const afs_response_serializer *rs, int status_code,
+    const char *content_type, const void *data, size_t len, afs_error *err);
+/**
+ * responseObjectForResponse:data:error: — validates, then decodes the body (see above).
+ * *out is always written: NULL unless a value is returned.
+ * @param out receives the decoded value, owned by the caller (afs_value_free).
+ * @return AFS_OK with *out set, or with *out NULL for an empty body (or a single space,
+ *         JSON and PLIST);
+ *         AFS_E_UNACCEPTABLE_STATUS: the body is still decoded and *out set when possible
+ *         (the server's error document; free it); when it cannot be decoded, *out is NULL
+ *         and the message adds "; the body could not be decoded: ...";
+ *         AFS_E_UNACCEPTABLE_CONTENT_TYPE: nothing decoded, *out NULL;
+ *         AFS_E_INVALID_JSON / AFS_E_INVALID_PLIST naming the byte offset, *out NULL;
+ *         AFS_E_INVALID_ARGUMENT for a NULL or wrong handle, out NULL, or bad data/len.
+ */
+AFS_API afs_status afs_response_object(const afs_response_serializer *rs, int status_code,
+    const char *content_type, const void *data, size_t len, afs_value **out, afs_error *err);
+
+/*
+ * Walking a value. These work on every afs_value (decoded, parsed or built). Members and
+ * keys are in insertion order (a dictionary's file order, a set's insertion order).
+ * Returned handles and pointers are borrowed from the value passed in: valid until the
+ * root value is freed or changed (afs_value_dict_set, afs_value_append); repeated calls
+ * return the same pointers. Never free or change a borrowed afs_value. Like every
+ * afs_value, one thread at a time. NULL or the wrong kind gives 0, NULL or false.
+ *
+ *     for (size_t i = 0; i < afs_value_count(dict); i++) {
+ *         size_t klen;
+ *         const char *key = afs_value_key_at(dict, i, &klen);
+ *         const afs_value *member = afs_value_at(dict, i);
+ *         ...
+ *     }
+ */
+
+/** Number of members of a dictionary, array or set; 0 for scalars and NULL. */
+AFS_API size_t afs_value_count(const afs_value *v);
+/** Key `i` of a dictionary (NUL-terminated; *len, if len is not NULL, gets its length,
+ *  which counts any NUL inside it), or NULL (*len 0) when `dict` is not a dictionary or i
+ *  is out of range. Borrowed. */
+AFS_API const char *afs_value_key_at(const afs_value *dict, size_t i, size_t *len);
+/** Member `i`: a dictionary's value, an array's element, a set's member; NULL when out of
+ *  range or not a container. Borrowed. */
+AFS_API const afs_value *afs_value_at(const afs_value *v, size_t i);
+/** The value of `key` (NUL-terminated; compared by bytes) in a dictionary; NULL when
+ *  absent, or when dict is not a dictionary or key is NULL. Borrowed. */
+AFS_API const afs_value *afs_value_get(const afs_value *dict, const char *key);
+/** A bool's value; false for other kinds. */
+AFS_API bool afs_value_get_bool(const afs_value *v);
+/** An integer's value; 0 for other kinds (doubles are not converted). */
+AFS_API int64_t afs_value_get_int(const afs_value *v);
+/** A double's value, or an integer's converted to double; 0 for other kinds. */
+AFS_API double afs_value_get_double(const afs_value *v);
+/** A string's UTF-8 bytes, NUL-terminated; *len (if not NULL) gets the length, which
+ *  counts any NUL inside the string. NULL (*len 0) for other kinds. Borrowed. */
+AFS_API const char *afs_value_get_string(const afs_value *v, size_t *len);
+/** A data value's bytes and *len (if not NULL) their count; an empty data value gives a
+ *  non-NULL pointer and 0. NULL (*len 0) for other kinds. Borrowed. */
+AFS_API const uint8_t *afs_value_get_data(const afs_value *v, size_t *len);
 /* <<< RESPONSE SECTION (9) <<< */
 
 #ifdef __cplusplus

@@ -52,8 +52,17 @@ public struct Request: Sendable {
     public var url: String
     public var headers = HeaderList()
     /// The body; nil means no body. An empty array is an empty body (a form POST without
-    /// parameters has one, as in AFNetworking).
-    public var body: [UInt8]?
+    /// parameters has one, as in AFNetworking). Setting a body drops any `bodyStream`, as
+    /// NSMutableURLRequest's `setHTTPBody:` does.
+    public var body: [UInt8]? {
+        didSet { if body != nil { bodyStream = nil } }
+    }
+    /// The body of a multipart/form-data request (`afs_form_finish`), pulled through
+    /// `read`. A multipart request has no plain body: setting a stream drops `body`.
+    /// C: `afs_request_body_stream`.
+    public var bodyStream: MultipartBodyStream? {
+        didSet { if bodyStream != nil { body = nil } }
+    }
     public var properties = RequestProperties()
 
     /// A request with checked method and URL and default properties. C: `afs_request_new`.

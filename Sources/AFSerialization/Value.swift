@@ -243,6 +243,9 @@ public struct ValueDict: Sendable, Equatable {
         }
     }
 
+    /// The position of `key` (compared by bytes), or nil.
+    public func index(forKey key: String) -> Int? { index[ByteKey(key)] }
+
     /// (key, value) pairs in insertion order.
     public var pairs: Zip2Sequence<[String], [Value]> { zip(keys, values) }
 

@@ -9,6 +9,9 @@ final class RequestHandle: Handle {
     /// method, url, then name and value of each header.
     private var lent: [CStringBox]?
     private var lentBody: CStringBox?
+    /// The borrowed `afs_body_stream` of a multipart request (`afs_request_body_stream`),
+    /// created on first use and owned by this handle.
+    var bodyStreamHandle: BodyStreamHandle?
 
     init(_ r: Request) { request = r }
     override class var cName: String { "afs_request" }

@@ -35,11 +35,15 @@ public func afs_value_new_data(_ bytes: UnsafeRawPointer?, _ len: Int) -> Opaque
 }
 
 /// Takes the value out of a consumed handle: it is released whatever happens next, except
-/// when it is NULL, not a value, or the container itself (which the caller still owns).
+/// when it is NULL, not a value, borrowed, or the container itself (which the caller still
+/// owns).
 private func consume(_ child: OpaquePointer?, into parent: OpaquePointer?, _ what: String) throws -> (Value, depth: Int) {
     guard let child = child else { throw AFSError(.invalidArgument, "\(what) is NULL") }
     if child == parent { throw AFSError(.invalidArgument, "\(what) is the container itself (it was not consumed)") }
     let h = try unbox(child, ValueHandle.self, what)  // a handle of another kind is not ours to free
+    if h.isBorrowed {
+        throw AFSError(.invalidArgument, "\(what) is borrowed from its parent (afs_value_at, afs_value_get) and cannot be consumed")
+    }
     defer { release(child, ValueHandle.self) }
     return (h.value, h.depth)
 }

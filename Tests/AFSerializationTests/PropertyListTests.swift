@@ -112,7 +112,7 @@ final class PropertyListTests: XCTestCase {
         for n in 0..<40 {
             let tree = randomTree(&rng, depth: 0, options: [.noReals, .bmpKeys, .noCR])
             let ours = try PropertyListWriter.data(tree, format: .xml)
-            let theirs = try PropertyListSerialization.data(fromPropertyList: foundationObject(tree), format: .xml, options: 0)
+            let theirs = try PropertyListSerialization.data(fromPropertyList: plistFoundationObject(tree), format: .xml, options: 0)
             XCTAssertEqual(String(decoding: ours, as: UTF8.self), String(decoding: theirs, as: UTF8.self), "tree \(n)")
         }
     }
@@ -271,7 +271,7 @@ final class PropertyListTests: XCTestCase {
         for n in 0..<40 {
             let tree = randomTree(&rng, depth: 0, options: [])
             for format in [PropertyListSerialization.PropertyListFormat.xml, .binary] {
-                let data = try PropertyListSerialization.data(fromPropertyList: foundationObject(tree), format: format, options: 0)
+                let data = try PropertyListSerialization.data(fromPropertyList: plistFoundationObject(tree), format: format, options: 0)
                 let back = try PropertyListReader.parse([UInt8](data))
                 // CoreFoundation writes -0.0 as <real>0.0</real> in XML.
                 XCTAssertNil(treeDiff(back, tree, zeroSign: format == .binary), "tree \(n) \(format)")
@@ -953,17 +953,17 @@ private func sameTree(_ a: Value, _ b: Value, zeroSign: Bool = true) -> Bool {
 
 // MARK: - Foundation and tagged-JSON converters
 
-private func foundationObject(_ v: Value) -> Any {
+private func plistFoundationObject(_ v: Value) -> Any {
     switch v {
     case .bool(let b): return b
     case .int(let i): return NSNumber(value: i)
     case .double(let d): return NSNumber(value: d)
     case .string(let s): return s
     case .data(let d): return Data(d)
-    case .array(let a): return a.map(foundationObject)
+    case .array(let a): return a.map(plistFoundationObject)
     case .dict(let d):
         var out: [String: Any] = [:]
-        for (k, v) in d.pairs { out[k] = foundationObject(v) }
+        for (k, v) in d.pairs { out[k] = plistFoundationObject(v) }
         return out
     case .null, .set: fatalError("not a property list value")
     }

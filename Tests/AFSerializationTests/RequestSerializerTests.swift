@@ -157,6 +157,16 @@ final class RequestSerializerTests: XCTestCase {
         }
     }
 
+    func testThatSerializingAMultipartRequestReplacesItsBodyStream() throws {
+        let form = try RequestSerializer().multipartForm(method: "POST", url: url, params: ["a": "1"])
+        let multipart = try form.finish()
+        XCTAssertNotNil(multipart.bodyStream)
+        XCTAssertNil(multipart.body)
+        let plain = try RequestSerializer().serialize(multipart, params: ["b": "2"])
+        XCTAssertNil(plain.bodyStream)
+        XCTAssertEqual(plain.body, Array("b=2".utf8))
+    }
+
     func testThatManyThreadsCanBuildFromOneSerializer() throws {
         var s = RequestSerializer()
         try s.setHeader("X-Shared", "1")

@@ -156,6 +156,26 @@ static void test_depth_limit(void) {
     afs_value_free(d);
 }
 
+/* Members lent by afs_value_at / afs_value_get belong to their parent: freeing one is
+ * ignored and consuming one is refused (valgrind proves nothing is freed twice). */
+static void test_borrowed_members(void) {
+    afs_error err;
+    afs_value *v = afs_value_parse_json("{\"a\":[1,2],\"b\":\"x\"}", AFS_NTS, &err);
+    CHECK(v != NULL);
+    if (!v) return;
+    afs_value *a = (afs_value *)afs_value_get(v, "a");
+    CHECK(a != NULL && afs_value_kind_of(a) == AFS_VALUE_ARRAY);
+    afs_value_free(a);                                   /* ignored */
+    afs_value *other = afs_value_new_dict();
+    memset(&err, 0, sizeof err);
+    CHECK_STATUS(afs_value_dict_set(other, "k", AFS_NTS, a, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "borrowed");
+    CHECK_STATUS(afs_value_append(other, (afs_value *)afs_value_at(v, 1), &err), AFS_E_INVALID_ARGUMENT);
+    CHECK(afs_value_count(afs_value_get(v, "a")) == 2);  /* still alive and unchanged */
+    afs_value_free(other);
+    afs_value_free(v);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     test_kinds();
@@ -165,5 +185,6 @@ int main(int argc, char **argv) {
     test_strings();
     test_parse_json();
     test_depth_limit();
+    test_borrowed_members();
     return check_summary(argv[0]);
 }

@@ -1,0 +1,410 @@
+/// AFHTTPResponseSerializer, AFJSONResponseSerializer, AFPropertyListResponseSerializer and
+/// AFCompoundResponseSerializer in one value type: validation of the status code and the
+/// MIME type, then decoding of the body by kind.
+///
+/// - HTTP: validates; the body is returned as `.data` (AFNetworking returns the `NSData`).
+/// - JSON: accepts `application/json`, `text/json`, `text/javascript`; decodes with
+///   `JSONParser` (UTF-8; a leading UTF-8 byte-order mark is skipped, as
+///   NSJSONSerialization and Python's `json.loads` on bytes do).
+/// - Property list: accepts `application/x-plist`; decodes XML and binary property lists
+///   with `PropertyListReader`.
+/// - Compound: an ordered list of the others; the first member whose validation passes
+///   decodes the response; when none passes, the first member's outcome is the outcome.
+///
+/// A `ResponseSerializer` is a value: copies are independent, and one instance may be read
+/// from many threads at once. C: `afs_response_serializer`.
+public struct ResponseSerializer: Sendable {
+    /// The kinds, as the C `afs_response_kind` enum. A compound serializer reports `.http`
+    /// (AFCompoundResponseSerializer is an AFHTTPResponseSerializer) and `isCompound`.
+    public enum Kind: Int32, Sendable {
+        case http = 0, json = 1, propertyList = 2
+    }
+
+    public let kind: Kind
+    /// The members of a compound serializer, in order; empty for the other kinds. Nested
+    /// compound serializers are flattened into their members when combined (trying a
+    /// compound member tries its members in order, and its outcome when none accepts is its
+    /// first member's, so the flat list behaves the same).
+    public private(set) var members: [ResponseSerializer] = []
+    /// Inclusive ranges of acceptable status codes; nil accepts any. Default `200...299`.
+    public private(set) var acceptableStatusCodes: [ClosedRange<Int>]? = [200...299]
+    /// Acceptable MIME types, lowercase; nil accepts any. Defaults by kind (see the type).
+    public private(set) var acceptableContentTypes: [String]?
+    /// JSON: drop null dictionary values and null array elements, recursively.
+    public private(set) var removesKeysWithNullValues = false
+    /// JSON: NSJSONReadingOptions; only `.fragmentsAllowed` changes anything.
+    public private(set) var jsonReadingOptions: JSONReadingOptions = []
+
+    /// Whether this is a compound serializer (AFCompoundResponseSerializer).
+    public var isCompound: Bool { !members.isEmpty }
+
+    /// A serializer of `kind` with AFNetworking's defaults. C: `afs_response_serializer_new`.
+    public init(kind: Kind) {
+        self.kind = kind
+        switch kind {
+        case .http: acceptableContentTypes = nil
+        case .json: acceptableContentTypes = ["application/json", "text/json", "text/javascript"]
+        case .propertyList: acceptableContentTypes = ["application/x-plist"]
+        }
+    }
+
+    /// AFCompoundResponseSerializer: tries `members` in order (each is copied; compound
+    /// members are flattened).
+    /// - Throws: `.invalidArgument` when `members` is empty.
+    ///   C: `afs_response_serializer_new_compound`.
+    public init(compound members: [ResponseSerializer]) throws {
+        var flat: [ResponseSerializer] = []
+        for m in members {
+            if m.isCompound { flat.append(contentsOf: m.members) } else { flat.append(m) }
+        }
+        guard !flat.isEmpty else {
+            throw AFSError(.invalidArgument, "a compound response serializer needs at least one member")
+        }
+        self.init(kind: .http)
+        self.members = flat
+    }
+
+    // MARK: Configuration
+
+    /// Sets the acceptable status codes (inclusive ranges); nil or an empty list accepts any
+    /// status. On a compound serializer, sets them on every member.
+    /// C: `afs_response_serializer_set_acceptable_status_codes`.
+    public mutating func setAcceptableStatusCodes(_ ranges: [ClosedRange<Int>]?) {
+        let r = (ranges?.isEmpty ?? true) ? nil : ranges
+        acceptableStatusCodes = r
+        for i in members.indices { members[i].setAcceptableStatusCodes(r) }
+    }
+
+    /// Sets the acceptable status codes from `(first, last)` pairs (see the other overload).
+    /// - Throws: `.invalidArgument` naming the first pair whose `first` exceeds its `last`.
+    public mutating func setAcceptableStatusCodes(_ pairs: [(first: Int, last: Int)]) throws {
+        var ranges: [ClosedRange<Int>] = []
+        for (i, p) in pairs.enumerated() {
+            guard p.first <= p.last else {
+                throw AFSError(.invalidArgument,
+                               "acceptable status code range \(i) is empty: first \(p.first) is greater than last \(p.last)")
+            }
+            ranges.append(p.first...p.last)
+        }
+        setAcceptableStatusCodes(ranges)
+    }
+
+    /// Sets the acceptable MIME types (compared case-insensitively, without parameters); nil
+    /// or an empty list accepts any type. On a compound serializer, sets them on every
+    /// member.
+    /// - Throws: `.invalidArgument` for an entry that is not `type/subtype` (two RFC 9110
+    ///   tokens, no parameters, no spaces). C: `afs_response_serializer_set_acceptable_content_types`.
+    public mutating func setAcceptableContentTypes(_ types: [String]?) throws {
+        var list: [String]? = nil
+        if let types = types, !types.isEmpty {
+            var out: [String] = []
+            for (i, t) in types.enumerated() {
+                guard ResponseSerializer.isMediaType(t) else {
+                    throw AFSError(.invalidArgument,
+                                   "acceptable content type \(i) \(HTTPSyntax.quote(t)) is not a MIME type of the form type/subtype without parameters")
+                }
+                let lower = asciiLowercased(t)
+                if !out.contains(where: { $0.utf8.elementsEqual(lower.utf8) }) { out.append(lower) }
+            }
+            list = out
+        }
+        acceptableContentTypes = list
+        for i in members.indices { try members[i].setAcceptableContentTypes(list) }
+    }
+
+    /// AFJSONResponseSerializer's `removesKeysWithNullValues` (default off). On a compound
+    /// serializer, sets it on every member.
+    /// C: `afs_response_serializer_set_removes_keys_with_null_values`.
+    public mutating func setRemovesKeysWithNullValues(_ on: Bool) {
+        removesKeysWithNullValues = on
+        for i in members.indices { members[i].setRemovesKeysWithNullValues(on) }
+    }
+
+    /// AFJSONResponseSerializer's `readingOptions` (default none: the top level must be an
+    /// object or an array). On a compound serializer, sets them on every member.
+    /// - Throws: `.invalidArgument` for option bits other than mutable containers (1),
+    ///   mutable leaves (2) — accepted, meaningless here — and fragments allowed (4).
+    ///   C: `afs_response_serializer_set_json_reading_options`.
+    public mutating func setJSONReadingOptions(_ options: JSONReadingOptions) throws {
+        let unknown = options.rawValue & ~JSONReadingOptions.known.rawValue
+        guard unknown == 0 else {
+            throw AFSError(.invalidArgument,
+                           "unsupported JSON reading options 0x\(String(unknown, radix: 16)) (supported: 1 mutable containers, 2 mutable leaves, 4 fragments allowed)")
+        }
+        jsonReadingOptions = options
+        for i in members.indices { try members[i].setJSONReadingOptions(options) }
+    }
+
+    // MARK: Validation
+
+    /// `validateResponse:data:error:`: checks the MIME type (when acceptable types are set;
+    /// an absent Content-Type with an empty body passes) and the status code.
+    /// - Parameters:
+    ///   - statusCode: the response's status code.
+    ///   - contentType: the Content-Type header value (parameters are ignored), nil when
+    ///     absent.
+    ///   - body: the response body.
+    /// - Throws: `.unacceptableStatus` ("Request failed: not found (404)"; when the MIME type
+    ///   is unacceptable too, the message says so after a `;`) or `.unacceptableContentType`
+    ///   ("Request failed: unacceptable content-type: text/html"). A compound serializer
+    ///   passes when one member passes; otherwise it throws the error of its first member
+    ///   that accepts the MIME type, or else of its first member.
+    ///   C: `afs_response_validate`.
+    public func validate(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>) throws {
+        let mime = ResponseSerializer.mimeType(of: contentType)
+        if let e = validation(statusCode, mime, body.count).error { throw e }
+    }
+
+    /// `validate(statusCode:contentType:body:)` on an array.
+    public func validate(statusCode: Int, contentType: String?, body: [UInt8]) throws {
+        try body.withUnsafeBufferPointer { try validate(statusCode: statusCode, contentType: contentType, body: $0) }
+    }
+
+    /// The outcome of `validation`: which checks failed.
+    struct Validation {
+        var error: AFSError?
+        /// The MIME type was refused: nothing is decoded.
+        var contentTypeRefused = false
+    }
+
+    func validation(_ statusCode: Int, _ mime: String?, _ bodyCount: Int) -> Validation {
+        if isCompound {
+            return members[fallbackMember(statusCode, mime, bodyCount)].validation(statusCode, mime, bodyCount)
+        }
+        var typeMessage: String? = nil
+        if let types = acceptableContentTypes, !(mime == nil && bodyCount == 0) {
+            let lower = mime.map(asciiLowercased)
+            if !types.contains(where: { lower?.utf8.elementsEqual($0.utf8) ?? false }) {
+                typeMessage = "unacceptable content-type: " + (mime.map(ResponseSerializer.printable) ?? "(none)")
+            }
+        }
+        let statusOK = acceptableStatusCodes.map { $0.contains { $0.contains(statusCode) } } ?? true
+        if !statusOK {
+            var m = "Request failed: \(HTTPStatus.reasonPhrase(statusCode)) (\(statusCode))"
+            if let t = typeMessage { m += "; " + t }
+            return Validation(error: AFSError(.unacceptableStatus, m), contentTypeRefused: typeMessage != nil)
+        }
+        if let t = typeMessage {
+            return Validation(error: AFSError(.unacceptableContentType, "Request failed: " + t), contentTypeRefused: true)
+        }
+        return Validation()
+    }
+
+    /// The member of a compound serializer that handles a response: the first whose
+    /// validation passes; when none passes, the first that accepts the MIME type (so that
+    /// an error document with an unacceptable status is decoded by the member that
+    /// understands it, as AFNetworking's first non-nil response object would be); when none
+    /// does, the first member.
+    func fallbackMember(_ statusCode: Int, _ mime: String?, _ bodyCount: Int) -> Int {
+        var firstTypeAccepted: Int? = nil
+        for (i, m) in members.enumerated() {
+            let v = m.validation(statusCode, mime, bodyCount)
+            if v.error == nil { return i }
+            if firstTypeAccepted == nil && !v.contentTypeRefused { firstTypeAccepted = i }
+        }
+        return firstTypeAccepted ?? 0
+    }
+
+    // MARK: Decoding
+
+    /// What `responseObject(statusCode:contentType:body:)` gives: a value, an error, or both
+    /// (on an unacceptable status the body is still decoded: the server's error document).
+    public struct Outcome: Sendable {
+        public var value: Value?
+        public var error: AFSError?
+    }
+
+    /// `responseObjectForResponse:data:error:`: validates, then decodes the body.
+    ///
+    /// - An unacceptable MIME type: nothing is decoded (`value` nil).
+    /// - An unacceptable status: the body is decoded as if it were acceptable and returned
+    ///   with the `.unacceptableStatus` error; when it cannot be decoded, the decoding error
+    ///   is added to the message after a `;` and `value` is nil.
+    /// - An empty body gives no value and no error; so does a body of a single space for
+    ///   JSON and property lists (AFNetworking's rule for `head :ok` responses).
+    /// - HTTP: the body as `.data`. JSON: `JSONParser` with the reading options (errors
+    ///   `.invalidJSON` naming the byte offset), then null removal when enabled. Property
+    ///   list: `PropertyListReader` (errors `.invalidPlist` naming the byte offset).
+    ///
+    /// C: `afs_response_object`.
+    public func responseObject(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>) -> Outcome {
+        let mime = ResponseSerializer.mimeType(of: contentType)
+        if isCompound {
+            let m = members[fallbackMember(statusCode, mime, body.count)]
+            return m.decode(m.validation(statusCode, mime, body.count), body)
+        }
+        return decode(validation(statusCode, mime, body.count), body)
+    }
+
+    /// `responseObject(statusCode:contentType:body:)` on an array.
+    public func responseObject(statusCode: Int, contentType: String?, body: [UInt8]) -> Outcome {
+        body.withUnsafeBufferPointer { responseObject(statusCode: statusCode, contentType: contentType, body: $0) }
+    }
+
+    /// Decodes the body of a leaf serializer after `validation`.
+    func decode(_ v: Validation, _ body: UnsafeBufferPointer<UInt8>) -> Outcome {
+        if v.contentTypeRefused { return Outcome(value: nil, error: v.error) }
+        do {
+            let value = try decodeBody(body)
+            return Outcome(value: value, error: v.error)
+        } catch {
+            let e = (error as? AFSError) ?? AFSError(.invalidArgument, "\(error)")
+            guard var outer = v.error else { return Outcome(value: nil, error: e) }
+            outer.message += "; the body could not be decoded: \(e.message)"
+            return Outcome(value: nil, error: outer)
+        }
+    }
+
+    /// The body decoded by kind, without validation. nil for no object.
+    func decodeBody(_ body: UnsafeBufferPointer<UInt8>) throws -> Value? {
+        if body.isEmpty { return nil }
+        switch kind {
+        case .http:
+            return .data(Array(body))
+        case .json:
+            if body.count == 1 && body[0] == 0x20 { return nil }
+            var v = try ResponseSerializer.parseJSON(body, allowFragments: jsonReadingOptions.contains(.fragmentsAllowed))
+            if removesKeysWithNullValues, let stripped = ResponseSerializer.removingNulls(v) { v = stripped }
+            return v
+        case .propertyList:
+            if body.count == 1 && body[0] == 0x20 { return nil }
+            return try PropertyListReader.parse(body)
+        }
+    }
+
+    /// JSON text to a value; a leading UTF-8 byte-order mark is skipped (offsets in error
+    /// messages still count it).
+    static func parseJSON(_ body: UnsafeBufferPointer<UInt8>, allowFragments: Bool) throws -> Value {
+        let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
+        guard bom else { return try JSONParser.parse(body, allowFragments: allowFragments) }
+        let rest = UnsafeBufferPointer(rebasing: body[3...])
+        if rest.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
+            throw AFSError(.invalidJSON, "no JSON value: the input is only a byte order mark and whitespace at byte offset \(body.count)")
+        }
+        do {
+            return try JSONParser.parse(rest, allowFragments: allowFragments)
+        } catch var e as AFSError {
+            e.message = shiftingOffsets(in: e.message, by: 3)
+            throw e
+        }
+    }
+
+    /// `removesKeysWithNullValues`: null dictionary values and null array elements removed,
+    /// recursively (sets and scalars are kept as they are). nil when nothing changes, so an
+    /// untouched subtree is shared, not rebuilt. The readers limit nesting to 512 levels,
+    /// which bounds the recursion.
+    public static func removingNulls(_ v: Value) -> Value? {
+        switch v {
+        case .array(let a):
+            var out: [Value]? = nil
+            for (i, x) in a.enumerated() {
+                if case .null = x {
+                    if out == nil { out = Array(a[..<i]) }
+                    continue
+                }
+                if let y = removingNulls(x) {
+                    if out == nil { out = Array(a[..<i]) }
+                    out!.append(y)
+                } else {
+                    out?.append(x)
+                }
+            }
+            return out.map { .array($0) }
+        case .dict(let d):
+            var changed = false
+            var pairs: [(String, Value)] = []
+            for (i, (k, x)) in d.pairs.enumerated() {
+                if case .null = x {
+                    if !changed { changed = true; pairs = Array(zip(d.keys[..<i], d.values[..<i])) }
+                    continue
+                }
+                if let y = removingNulls(x) {
+                    if !changed { changed = true; pairs = Array(zip(d.keys[..<i], d.values[..<i])) }
+                    pairs.append((k, y))
+                } else if changed {
+                    pairs.append((k, x))
+                }
+            }
+            return changed ? .dict(ValueDict(pairs)) : nil
+        default:
+            return nil
+        }
+    }
+
+    // MARK: MIME types
+
+    /// The MIME type of a Content-Type header value: the text before the first `;`, without
+    /// surrounding spaces and tabs; nil when the header is absent or that text is empty.
+    public static func mimeType(of contentType: String?) -> String? {
+        guard let ct = contentType else { return nil }
+        var u = Substring(ct).utf8
+        if let semi = u.firstIndex(of: UInt8(ascii: ";")) { u = u[..<semi] }
+        while let f = u.first, f == 0x20 || f == 0x09 { u = u.dropFirst() }
+        while let l = u.last, l == 0x20 || l == 0x09 { u = u.dropLast() }
+        return u.isEmpty ? nil : String(Substring(u))
+    }
+
+    /// `type/subtype`: two non-empty RFC 9110 tokens.
+    static func isMediaType(_ s: String) -> Bool {
+        let u = Array(s.utf8)
+        guard let slash = u.firstIndex(of: UInt8(ascii: "/")), slash > 0, slash < u.count - 1 else { return false }
+        return u[..<slash].allSatisfy(HTTPSyntax.isTokenChar) && u[(slash + 1)...].allSatisfy(HTTPSyntax.isTokenChar)
+    }
+
+    /// `s` with control characters shown as `\xNN`, for messages.
+    static func printable(_ s: String) -> String {
+        guard s.utf8.contains(where: { $0 < 0x20 || $0 == 0x7F }) else { return s }
+        var out = ""
+        for c in s.unicodeScalars {
+            if c.value < 0x20 || c.value == 0x7F {
+                let h = String(c.value, radix: 16, uppercase: true)
+                out += "\\x" + (c.value < 16 ? "0" : "") + h
+            } else {
+                out.unicodeScalars.append(c)
+            }
+        }
+        return out
+    }
+}
+
+/// NSJSONReadingOptions. C: `AFS_JSON_READING_FRAGMENTS_ALLOWED` and
+/// `afs_response_serializer_set_json_reading_options`.
+public struct JSONReadingOptions: OptionSet, Sendable {
+    public let rawValue: UInt32
+    public init(rawValue: UInt32) { self.rawValue = rawValue }
+    /// Accepted for compatibility; values are always new trees here.
+    public static let mutableContainers = JSONReadingOptions(rawValue: 1)
+    /// Accepted for compatibility; values are always new trees here.
+    public static let mutableLeaves = JSONReadingOptions(rawValue: 2)
+    /// A scalar (string, number, true, false, null) may be the top-level value.
+    public static let fragmentsAllowed = JSONReadingOptions(rawValue: 4)
+
+    static let known: JSONReadingOptions = [.mutableContainers, .mutableLeaves, .fragmentsAllowed]
+}
+
+/// ASCII letters lowercased, other characters kept.
+func asciiLowercased(_ s: String) -> String {
+    guard s.utf8.contains(where: { $0 >= 0x41 && $0 <= 0x5A }) else { return s }
+    return String(decoding: s.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self)
+}
+
+/// Every "byte offset N" in `message` with N increased by `delta`.
+func shiftingOffsets(in message: String, by delta: Int) -> String {
+    let marker = Array("byte offset ".utf8)
+    let m = Array(message.utf8)
+    var out: [UInt8] = []
+    var i = 0
+    while i < m.count {
+        if m.count - i >= marker.count && m[i..<(i + marker.count)].elementsEqual(marker) {
+            out.append(contentsOf: marker)
+            i += marker.count
+            var j = i, n = 0
+            while j < m.count, m[j] >= 0x30, m[j] <= 0x39 { n = n * 10 + Int(m[j] - 0x30); j += 1 }
+            if j > i { out.append(contentsOf: String(n + delta).utf8); i = j }
+        } else {
+            out.append(m[i])
+            i += 1
+        }
+    }
+    return String(decoding: out, as: UTF8.self)
+}
