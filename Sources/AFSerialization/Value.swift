@@ -1,3 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
 /// A parameters tree: the property-list objects AFNetworking serializes (NSDictionary,
 /// NSArray, NSSet, NSString, NSNumber, NSNull, NSData).
 ///
@@ -136,7 +144,7 @@ extension Value: Hashable {
         case (.bool(let a), .bool(let b)): return a == b
         case (.int(let a), .int(let b)): return a == b
         case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
-        case (.string(let a), .string(let b)): return a.utf8.elementsEqual(b.utf8)
+        case (.string(let a), .string(let b)): return utf8Equal(a, b)
         case (.data(let a), .data(let b)): return a == b
         case (.array(let a), .array(let b)): return a == b
         case (.set(let a), .set(let b)): return a == b
@@ -174,8 +182,22 @@ func hashUTF8(_ s: String, into h: inout Hasher) {
 struct ByteKey: Hashable, Sendable {
     @usableFromInline let string: String
     @inlinable init(_ s: String) { string = s }
-    @usableFromInline static func == (a: ByteKey, b: ByteKey) -> Bool { a.string.utf8.elementsEqual(b.string.utf8) }
+    @usableFromInline static func == (a: ByteKey, b: ByteKey) -> Bool { utf8Equal(a.string, b.string) }
     @usableFromInline func hash(into h: inout Hasher) { hashUTF8(string, into: &h) }
+}
+
+/// Byte equality of two strings (memcmp over their contiguous UTF-8 where they have it).
+@inline(__always)
+func utf8Equal(_ a: String, _ b: String) -> Bool {
+    let x = a.utf8, y = b.utf8
+    let n = x.count
+    guard n == y.count else { return false }
+    if n == 0 { return true }
+    let fast = x.withContiguousStorageIfAvailable { px in
+        y.withContiguousStorageIfAvailable { py in memcmp(px.baseAddress!, py.baseAddress!, n) == 0 }
+    }
+    if let f = fast, let r = f { return r }
+    return x.elementsEqual(y)
 }
 
 /// Orders two strings by Unicode scalars (equivalently, by their UTF-8 bytes).
@@ -216,8 +238,30 @@ public struct ValueDict: Sendable, Equatable {
     public init() {}
 
     public init(_ pairs: [(String, Value)]) {
-        for (k, v) in pairs { self[k] = v }
+        self.init(count: pairs.count) { pairs[$0] }
     }
+
+    /// Builds a dictionary from `count` pairs produced in order by `pair(i)`, reserving room
+    /// once; a repeated key keeps its first position and takes the last value (as JSON
+    /// objects with duplicate keys do).
+    public init(count: Int, _ pair: (Int) throws -> (String, Value)) rethrows {
+        keys.reserveCapacity(count)
+        values.reserveCapacity(count)
+        index.reserveCapacity(count)
+        for i in 0..<count {
+            let (k, v) = try pair(i)
+            if let at = index.updateValue(keys.count, forKey: ByteKey(k)) {
+                index[ByteKey(k)] = at
+                values[at] = v
+            } else {
+                keys.append(k)
+                values.append(v)
+            }
+        }
+    }
+
+    /// Replaces the value at position `i` (0..<count), keeping its key.
+    public mutating func setValue(_ v: Value, at i: Int) { values[i] = v }
 
     public var count: Int { keys.count }
     public var isEmpty: Bool { keys.isEmpty }

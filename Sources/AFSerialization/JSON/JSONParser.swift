@@ -373,16 +373,13 @@ struct JSONReader: ~Copyable {
             // they were read): start from it, sharing its key list and index.
             var d = shapes[level]
             for j in 0..<count {
-                let key = (k + j).move()
-                d[key] = (v + j).move()
+                (k + j).deinitialize(count: 1)
+                d.setValue((v + j).move(), at: j)
             }
             return d
         }
-        var d = ValueDict()
-        for j in 0..<count {
-            let key = (k + j).move()
-            d[key] = (v + j).move()  // a repeated key keeps its position, takes the last value
-        }
+        // A repeated key keeps its position and takes the last value.
+        let d = ValueDict(count: count) { j in ((k + j).move(), (v + j).move()) }
         while shapes.count <= level {
             shapes.append(ValueDict())
             shapeKeys.append([])
