@@ -1,0 +1,59 @@
+"""AFSerialization for Python: AFNetworking's request serialization through ctypes.
+
+Build requests exactly as AFNetworking does — query strings, form, JSON and property-list
+bodies, streaming ``multipart/form-data`` — and send them with any HTTP client::
+
+    import requests
+    from afserialization import HTTPRequestSerializer
+
+    serializer = HTTPRequestSerializer()
+    with serializer.multipart_form("POST", "http://127.0.0.1:8000/upload",
+                                   {"title": "holiday"}) as form:
+        form.append_file("photo.jpg", "photo")
+        with form.finish() as request:
+            requests.post(request.url, data=request.body_stream, headers=request.headers)
+
+The shared library ``libafserialization.so`` ships inside this package; the environment
+variable ``AFSERIALIZATION_LIBRARY`` (a path) overrides it when the package is imported.
+"""
+from __future__ import annotations
+
+from ._ffi import LIBRARY_ENV, library_path
+from .body_stream import DEFAULT_CHUNK_SIZE, BodyStream, ProgressCallback
+from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
+                     InvalidArgumentError, InvalidHeaderError, InvalidJSONError,
+                     InvalidMethodError, InvalidPlistError, InvalidUTF8Error,
+                     LengthMismatchError, MissingFunctionError, NoMemoryError,
+                     QueryCallbackError, SerializationError, StateError, Status, StreamIOError,
+                     UnacceptableContentTypeError, UnacceptableStatusError, UnsupportedError,
+                     UnsupportedTypeError, ValueOutOfRangeError)
+from .helpers import library_version, percent_escape, query_string
+from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
+                        MultipartForm)
+from .request import Request, RequestHeaders
+from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequestSerializer,
+                          JSONWritingOptions, PropertyListFormat, PropertyListRequestSerializer,
+                          SerializerHeaders, SpaceStyle, StringEncoding)
+from .values import Value, ValueKind
+
+__version__ = "0.1.0"
+
+__all__ = [
+    # serializers and what they make
+    "HTTPRequestSerializer", "JSONRequestSerializer", "PropertyListRequestSerializer",
+    "SerializerHeaders", "Request", "RequestHeaders", "MultipartForm", "BodyStream",
+    "Value", "ValueKind",
+    # options
+    "ArrayStyle", "BoolStyle", "SpaceStyle", "StringEncoding", "JSONWritingOptions",
+    "PropertyListFormat", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",
+    "UPLOAD_STREAM_3G_SUGGESTED_DELAY", "DEFAULT_CHUNK_SIZE", "ProgressCallback",
+    # helpers
+    "percent_escape", "query_string", "library_version", "library_path", "LIBRARY_ENV",
+    # errors
+    "Status", "SerializationError", "InvalidArgumentError", "InvalidUTF8Error", "BadURLError",
+    "InvalidMethodError", "InvalidHeaderError", "InvalidJSONError", "InvalidPlistError",
+    "EncodingError", "QueryCallbackError", "FileError", "StreamIOError", "LengthMismatchError",
+    "StateError", "UnsupportedError", "NoMemoryError", "UnacceptableStatusError",
+    "UnacceptableContentTypeError", "HandleClosedError", "UnsupportedTypeError",
+    "ValueOutOfRangeError", "MissingFunctionError",
+]

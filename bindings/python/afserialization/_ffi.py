@@ -1,0 +1,443 @@
+"""ctypes declarations of libafserialization: every C function of the contract, once.
+
+In the manner of python-libarchive-c's ``ffi.py``: the library is located (environment
+variable ``AFSERIALIZATION_LIBRARY`` first, then the copy shipped inside this package, then a
+source checkout's ``build/lib``), each function gets ``argtypes``/``restype``, and an
+``errcheck`` turns a status plus the ``afs_error`` into a typed exception.
+
+Each declared function is exposed on :data:`lib` as a small wrapper that
+
+* appends a fresh ``afs_error *`` for the functions whose last parameter is one, so callers
+  never pass it;
+* turns ``ctypes.ArgumentError`` (e.g. a request handle passed where a serializer handle is
+  expected: every handle has its own pointer type) into :class:`TypeError`;
+* re-raises an exception that a Python callback stored while C was calling it (the callback
+  itself returned an error value to C), chained to the library's error when there is one.
+
+The undecorated ctypes functions are on ``lib.raw`` for the few hot loops that need them.
+Functions the loaded library does not export (an older build) are stubs raising
+:class:`~afserialization.errors.MissingFunctionError`; ``lib.missing`` lists them.
+
+This module is internal: its names may change without notice.
+"""
+from __future__ import annotations
+
+import ctypes
+import os
+import threading
+from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_bool, c_char, c_char_p, c_double,
+                    c_int, c_int64, c_size_t, c_uint, c_uint64, c_void_p)
+from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+
+from . import errors
+
+__all__ = ["lib", "library_path", "LIBRARY_ENV", "AFS_NTS", "afs_error"]
+
+#: Environment variable naming a ``libafserialization.so`` to load instead of the packaged one.
+LIBRARY_ENV = "AFSERIALIZATION_LIBRARY"
+#: ``AFS_NTS``: a length meaning "NUL-terminated".
+AFS_NTS = c_size_t(-1).value
+
+
+# --------------------------------------------------------------------------------------
+# Types
+
+
+class afs_error(Structure):
+    """``typedef struct afs_error { afs_status code; int os_errno; char message[512]; }``"""
+
+    _fields_ = [("code", c_int), ("os_errno", c_int), ("message", c_char * 512)]
+
+    def to_exception(self, code: Optional[int] = None) -> errors.SerializationError:
+        """The typed exception for this error (``code`` stands in for a zero ``self.code``)."""
+        status = self.code or code or errors.Status.INVALID_ARGUMENT
+        return errors.make_error(status, self.message.decode("utf-8", "replace"), self.os_errno)
+
+
+c_error_p = POINTER(afs_error)
+
+
+def _opaque(name: str) -> Any:
+    """A distinct ctypes pointer type for one opaque C handle: passing a pointer of another
+    handle type raises (ctypes checks pointer types), instead of crashing in C."""
+    struct = type(name, (Structure,), {})
+    return POINTER(struct)
+
+
+c_value_p = _opaque("afs_value")
+c_serializer_p = _opaque("afs_serializer")
+c_request_p = _opaque("afs_request")
+c_form_p = _opaque("afs_form")
+c_body_stream_p = _opaque("afs_body_stream")
+c_response_serializer_p = _opaque("afs_response_serializer")
+
+#: ``char *(*afs_query_fn)(void *ctx, const afs_request *, const afs_value *, afs_error *)``
+QUERY_FN = CFUNCTYPE(c_void_p, c_void_p, c_request_p, c_value_p, c_error_p)
+#: ``int64_t (*afs_read_fn)(void *ctx, uint8_t *buffer, size_t max_length)``
+READ_FN = CFUNCTYPE(c_int64, c_void_p, c_void_p, c_size_t)
+#: ``int (*afs_rewind_fn)(void *ctx)``
+REWIND_FN = CFUNCTYPE(c_int, c_void_p)
+#: ``void (*afs_release_fn)(void *ctx)``
+RELEASE_FN = CFUNCTYPE(None, c_void_p)
+#: ``void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total)``
+PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
+
+c_char_pp = POINTER(c_char_p)
+c_size_p = POINTER(c_size_t)
+
+
+# --------------------------------------------------------------------------------------
+# Exceptions raised inside callbacks
+
+_pending = threading.local()
+
+
+def store_exception(exc: BaseException) -> None:
+    """Remembers an exception raised by Python code that C called back into. The first one
+    wins until :func:`take_exception` collects it (C calls back on the calling thread)."""
+    if getattr(_pending, "exc", None) is None:
+        _pending.exc = exc
+
+
+def take_exception() -> Optional[BaseException]:
+    """The stored callback exception of this thread, cleared; ``None`` if there is none."""
+    exc = getattr(_pending, "exc", None)
+    if exc is not None:
+        _pending.exc = None
+    return exc
+
+
+def raise_pending(error: Optional[BaseException] = None) -> None:
+    """Raises a stored callback exception: ``error`` chained from it when given, else the
+    stored exception itself. Does nothing when neither is present."""
+    exc = take_exception()
+    if error is not None:
+        if exc is not None:
+            raise error from exc
+        raise error
+    if exc is not None:
+        raise exc
+
+
+# --------------------------------------------------------------------------------------
+# errcheck functions (ctypes calls them with the result, the function and the arguments)
+
+
+def _error_of(args: Tuple[Any, ...]) -> afs_error:
+    return args[-1]._obj  # the afs_error behind byref()
+
+
+def check_status(result: int, func: Any, args: Tuple[Any, ...]) -> int:
+    """For ``afs_status`` results: non-zero raises the typed exception."""
+    if result != 0:
+        raise _error_of(args).to_exception(result)
+    return result
+
+
+def check_handle(result: Any, func: Any, args: Tuple[Any, ...]) -> Any:
+    """For handle results: NULL raises the typed exception."""
+    if not result:
+        raise _error_of(args).to_exception()
+    return result
+
+
+def check_owned_string(result: Optional[int], func: Any, args: Tuple[Any, ...]) -> str:
+    """For owned ``char *`` results: NULL raises; otherwise the text, and the C copy freed."""
+    if not result:
+        raise _error_of(args).to_exception()
+    return take_string(result)
+
+
+def check_optional_owned_string(result: Optional[int], func: Any, args: Tuple[Any, ...]
+                                ) -> Optional[str]:
+    """For owned ``char *`` results where NULL means "absent"."""
+    return take_string(result) if result else None
+
+
+def take_string(address: int) -> str:
+    """Copies an owned C string and frees it with ``afs_free``."""
+    try:
+        return ctypes.string_at(address).decode("utf-8")
+    finally:
+        _raw_free(address)
+
+
+# --------------------------------------------------------------------------------------
+# The declarations
+
+_E = c_error_p
+_STATUS, _HANDLE, _OWNED, _OPT_OWNED = "status", "handle", "owned", "optional-owned"
+_CHECKS = {_STATUS: check_status, _HANDLE: check_handle, _OWNED: check_owned_string,
+           _OPT_OWNED: check_optional_owned_string}
+
+# (name, restype, argtypes, check)
+_DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
+    # 1. version and conventions
+    ("afs_version", c_char_p, [], None),
+    ("afs_free", None, [c_void_p], None),
+    # 2. errors
+    ("afs_status_name", c_char_p, [c_int], None),
+    # 3. values
+    ("afs_value_new_dict", c_value_p, [], None),
+    ("afs_value_new_array", c_value_p, [], None),
+    ("afs_value_new_set", c_value_p, [], None),
+    ("afs_value_new_string", c_value_p, [c_char_p, c_size_t, _E], _HANDLE),
+    ("afs_value_new_int", c_value_p, [c_int64], None),
+    ("afs_value_new_double", c_value_p, [c_double], None),
+    ("afs_value_new_bool", c_value_p, [c_bool], None),
+    ("afs_value_new_null", c_value_p, [], None),
+    ("afs_value_new_data", c_value_p, [c_void_p, c_size_t], None),
+    ("afs_value_dict_set", c_int, [c_value_p, c_char_p, c_size_t, c_value_p, _E], _STATUS),
+    ("afs_value_append", c_int, [c_value_p, c_value_p, _E], _STATUS),
+    ("afs_value_parse_json", c_value_p, [c_char_p, c_size_t, _E], _HANDLE),
+    ("afs_value_kind_of", c_int, [c_value_p], None),
+    ("afs_value_free", None, [c_value_p], None),
+    # 4. helpers
+    ("afs_percent_escape", c_void_p, [c_char_p, c_size_t, _E], _OWNED),
+    ("afs_query_string", c_void_p, [c_value_p, _E], _OWNED),
+    # 5. serializers
+    ("afs_serializer_new", c_serializer_p, [c_int], None),
+    ("afs_serializer_copy", c_serializer_p, [c_serializer_p], None),
+    ("afs_serializer_free", None, [c_serializer_p], None),
+    ("afs_serializer_set_header", c_int, [c_serializer_p, c_char_p, c_char_p, _E], _STATUS),
+    ("afs_serializer_copy_header", c_void_p, [c_serializer_p, c_char_p], _OPT_OWNED),
+    ("afs_serializer_set_basic_auth", c_int, [c_serializer_p, c_char_p, c_char_p, _E], _STATUS),
+    ("afs_serializer_clear_authorization", None, [c_serializer_p], None),
+    ("afs_serializer_set_uri_methods", c_int, [c_serializer_p, c_char_pp, c_size_t, _E], _STATUS),
+    ("afs_serializer_set_string_encoding", c_int, [c_serializer_p, c_int, _E], _STATUS),
+    ("afs_serializer_set_timeout_interval", None, [c_serializer_p, c_double], None),
+    ("afs_serializer_set_cache_policy", None, [c_serializer_p, c_int], None),
+    ("afs_serializer_set_should_handle_cookies", None, [c_serializer_p, c_bool], None),
+    ("afs_serializer_set_should_use_pipelining", None, [c_serializer_p, c_bool], None),
+    ("afs_serializer_set_allows_cellular_access", None, [c_serializer_p, c_bool], None),
+    ("afs_serializer_set_network_service_type", None, [c_serializer_p, c_int], None),
+    ("afs_serializer_set_query_style", c_int, [c_serializer_p, c_int, c_int, c_int, _E], _STATUS),
+    ("afs_string_new", c_void_p, [c_char_p, c_size_t], None),
+    ("afs_serializer_set_query_callback", None, [c_serializer_p, QUERY_FN, c_void_p], None),
+    ("afs_serializer_set_json_options", c_int, [c_serializer_p, c_uint, _E], _STATUS),
+    ("afs_serializer_set_plist_format", c_int, [c_serializer_p, c_int, _E], _STATUS),
+    # 6. requests
+    ("afs_serializer_request", c_request_p,
+     [c_serializer_p, c_char_p, c_char_p, c_value_p, _E], _HANDLE),
+    ("afs_request_new", c_request_p, [c_char_p, c_char_p, _E], _HANDLE),
+    ("afs_request_set_header", c_int, [c_request_p, c_char_p, c_char_p, _E], _STATUS),
+    ("afs_serializer_serialize", c_request_p, [c_serializer_p, c_request_p, c_value_p, _E], _HANDLE),
+    ("afs_request_free", None, [c_request_p], None),
+    ("afs_request_method", c_char_p, [c_request_p], None),
+    ("afs_request_url", c_char_p, [c_request_p], None),
+    ("afs_request_header_count", c_size_t, [c_request_p], None),
+    ("afs_request_header_name", c_char_p, [c_request_p, c_size_t], None),
+    ("afs_request_header_value", c_char_p, [c_request_p, c_size_t], None),
+    ("afs_request_header", c_char_p, [c_request_p, c_char_p], None),
+    ("afs_request_body", c_void_p, [c_request_p, c_size_p], None),
+    ("afs_request_body_stream", c_body_stream_p, [c_request_p], None),
+    ("afs_request_timeout_interval", c_double, [c_request_p], None),
+    ("afs_request_cache_policy", c_int, [c_request_p], None),
+    ("afs_request_should_handle_cookies", c_bool, [c_request_p], None),
+    ("afs_request_should_use_pipelining", c_bool, [c_request_p], None),
+    ("afs_request_allows_cellular_access", c_bool, [c_request_p], None),
+    ("afs_request_network_service_type", c_int, [c_request_p], None),
+    ("afs_request_write_body_to_file", c_request_p, [c_request_p, c_char_p, _E], _HANDLE),
+    # 7. multipart
+    ("afs_serializer_multipart_form", c_form_p,
+     [c_serializer_p, c_char_p, c_char_p, c_value_p, _E], _HANDLE),
+    ("afs_form_append_file", c_int, [c_form_p, c_char_p, c_char_p, _E], _STATUS),
+    ("afs_form_append_file_ex", c_int,
+     [c_form_p, c_char_p, c_char_p, c_char_p, c_char_p, _E], _STATUS),
+    ("afs_form_append_file_data", c_int,
+     [c_form_p, c_void_p, c_size_t, c_char_p, c_char_p, c_char_p, _E], _STATUS),
+    ("afs_form_append_form_data", c_int, [c_form_p, c_void_p, c_size_t, c_char_p, _E], _STATUS),
+    ("afs_form_append_stream", c_int,
+     [c_form_p, READ_FN, REWIND_FN, RELEASE_FN, c_void_p, c_uint64, c_char_p, c_char_p,
+      c_char_p, _E], _STATUS),
+    ("afs_form_append_part", c_int,
+     [c_form_p, c_char_pp, c_char_pp, c_size_t, c_void_p, c_size_t, _E], _STATUS),
+    ("afs_form_throttle_bandwidth", None, [c_form_p, c_size_t, c_double], None),
+    ("afs_form_set_boundary", c_int, [c_form_p, c_char_p, _E], _STATUS),
+    ("afs_form_boundary", c_char_p, [c_form_p], None),
+    ("afs_form_finish", c_request_p, [c_form_p, _E], _HANDLE),
+    ("afs_form_free", None, [c_form_p], None),
+    # 8. body streams
+    ("afs_body_stream_open", c_int, [c_body_stream_p, _E], _STATUS),
+    ("afs_body_stream_read", c_int64, [c_body_stream_p, c_void_p, c_size_t], None),
+    ("afs_body_stream_has_bytes_available", c_bool, [c_body_stream_p], None),
+    ("afs_body_stream_content_length", c_uint64, [c_body_stream_p], None),
+    ("afs_body_stream_close", None, [c_body_stream_p], None),
+    # afs_body_stream_error fills its afs_error as an out-parameter: no errcheck.
+    ("afs_body_stream_error", c_int, [c_body_stream_p, c_error_p], None),
+    ("afs_body_stream_rewind", c_int, [c_body_stream_p, _E], _STATUS),
+    ("afs_body_stream_seek", c_int, [c_body_stream_p, c_uint64, _E], _STATUS),
+    ("afs_body_stream_position", c_uint64, [c_body_stream_p], None),
+    ("afs_body_stream_write_to_fd", c_int, [c_body_stream_p, c_int, POINTER(c_uint64), _E], _STATUS),
+    ("afs_body_stream_set_progress", None, [c_body_stream_p, PROGRESS_FN, c_void_p], None),
+    # 9. response side (declared for the response bindings; afs_response_object returns a
+    # status AND an out value, so it has no errcheck)
+    ("afs_response_serializer_new", c_response_serializer_p, [c_int], None),
+    ("afs_response_serializer_new_compound", c_response_serializer_p,
+     [POINTER(c_response_serializer_p), c_size_t, _E], _HANDLE),
+    ("afs_response_serializer_copy", c_response_serializer_p, [c_response_serializer_p], None),
+    ("afs_response_serializer_free", None, [c_response_serializer_p], None),
+    ("afs_response_serializer_set_acceptable_status_codes", c_int,
+     [c_response_serializer_p, POINTER(c_int), POINTER(c_int), c_size_t, _E], _STATUS),
+    ("afs_response_serializer_set_acceptable_content_types", c_int,
+     [c_response_serializer_p, c_char_pp, c_size_t, _E], _STATUS),
+    ("afs_response_serializer_set_removes_keys_with_null_values", None,
+     [c_response_serializer_p, c_bool], None),
+    ("afs_response_serializer_set_json_reading_options", c_int,
+     [c_response_serializer_p, c_uint, _E], _STATUS),
+    ("afs_response_validate", c_int,
+     [c_response_serializer_p, c_int, c_char_p, c_void_p, c_size_t, _E], _STATUS),
+    ("afs_response_object", c_int,
+     [c_response_serializer_p, c_int, c_char_p, c_void_p, c_size_t, POINTER(c_value_p), c_error_p],
+     None),
+    ("afs_value_count", c_size_t, [c_value_p], None),
+    ("afs_value_key_at", c_void_p, [c_value_p, c_size_t, c_size_p], None),
+    ("afs_value_at", c_value_p, [c_value_p, c_size_t], None),
+    ("afs_value_get", c_value_p, [c_value_p, c_char_p], None),
+    ("afs_value_get_bool", c_bool, [c_value_p], None),
+    ("afs_value_get_int", c_int64, [c_value_p], None),
+    ("afs_value_get_double", c_double, [c_value_p], None),
+    ("afs_value_get_string", c_void_p, [c_value_p, c_size_p], None),
+    ("afs_value_get_data", c_void_p, [c_value_p, c_size_p], None),
+]
+
+#: Functions of the multipart and body-stream sections (the ones that landed last).
+MULTIPART_FUNCTIONS: FrozenSet[str] = frozenset(
+    name for name, *_ in _DECLARATIONS
+    if name.startswith(("afs_form_", "afs_body_stream_"))
+    or name in ("afs_serializer_multipart_form", "afs_request_body_stream",
+                "afs_request_write_body_to_file"))
+#: Functions of the response section (another part of the project).
+RESPONSE_FUNCTIONS: FrozenSet[str] = frozenset(
+    name for name, *_ in _DECLARATIONS
+    if name.startswith(("afs_response_",)) or name in (
+        "afs_value_count", "afs_value_key_at", "afs_value_at", "afs_value_get",
+        "afs_value_get_bool", "afs_value_get_int", "afs_value_get_double",
+        "afs_value_get_string", "afs_value_get_data"))
+
+
+# --------------------------------------------------------------------------------------
+# Loading
+
+
+def _candidate_paths() -> List[Tuple[str, str]]:
+    here = os.path.dirname(os.path.abspath(__file__))
+    return [
+        ("packaged copy", os.path.join(here, "libafserialization.so")),
+        ("source checkout", os.path.normpath(
+            os.path.join(here, "..", "..", "..", "build", "lib", "libafserialization.so"))),
+    ]
+
+
+def find_library() -> str:
+    """The path of the library to load: ``$AFSERIALIZATION_LIBRARY``, else the packaged copy,
+    else a source checkout's ``build/lib/libafserialization.so``."""
+    env = os.environ.get(LIBRARY_ENV)
+    if env:
+        if not os.path.exists(env):
+            raise ImportError(f"{LIBRARY_ENV}={env!r} does not exist")
+        return env
+    tried = []
+    for what, path in _candidate_paths():
+        if os.path.exists(path):
+            return path
+        tried.append(f"{what} {path}")
+    raise ImportError("libafserialization.so not found: set " + LIBRARY_ENV +
+                      " to a built library, or build one with scripts/build-library.sh "
+                      "(tried: " + "; ".join(tried) + ")")
+
+
+class _Missing:
+    """Stands in for a function the loaded library does not export."""
+
+    def __init__(self, name: str, path: str) -> None:
+        self.__name__ = name
+        self._path = path
+
+    def __call__(self, *args: Any) -> Any:
+        raise errors.MissingFunctionError(self.__name__, self._path)
+
+
+class _Raw:
+    """The plain ctypes function objects, by C name."""
+
+
+class Library:
+    """The loaded library: one attribute per C function (see the module docstring)."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.cdll = ctypes.CDLL(path)
+        self.raw = _Raw()
+        self.missing: FrozenSet[str] = frozenset()
+        missing = set()
+        for name, restype, argtypes, check in _DECLARATIONS:
+            try:
+                f = getattr(self.cdll, name)
+            except AttributeError:
+                missing.add(name)
+                stub = _Missing(name, path)
+                setattr(self.raw, name, stub)
+                setattr(self, name, stub)
+                continue
+            f.restype = restype
+            f.argtypes = list(argtypes)
+            if check is not None:
+                f.errcheck = _CHECKS[check]
+            setattr(self.raw, name, f)
+            setattr(self, name, _wrap(name, f, takes_error=bool(argtypes) and argtypes[-1] is _E
+                                      and check is not None))
+        self.missing = frozenset(missing)
+
+    def has(self, *names: str) -> bool:
+        """True when the library exports every one of ``names``."""
+        return all(hasattr(self.raw, n) and n not in self.missing for n in names)
+
+    def require(self, *names: str) -> None:
+        """Raises :class:`MissingFunctionError` for the first of ``names`` not exported."""
+        for n in names:
+            if not self.has(n):
+                raise errors.MissingFunctionError(n, self.path)
+
+
+def _wrap(name: str, f: Any, takes_error: bool) -> Callable[..., Any]:
+    ArgumentError = ctypes.ArgumentError
+    SerializationError = errors.SerializationError
+    pending = _pending
+
+    if takes_error:
+        def call(*args: Any) -> Any:
+            try:
+                result = f(*args, byref(afs_error()))
+            except SerializationError as e:
+                exc = getattr(pending, "exc", None)
+                if exc is not None:
+                    pending.exc = None
+                    raise e from exc
+                raise
+            except ArgumentError as e:
+                raise TypeError(f"{name}: {e}") from e
+            if getattr(pending, "exc", None) is not None:
+                raise_pending()
+            return result
+    else:
+        def call(*args: Any) -> Any:
+            try:
+                result = f(*args)
+            except ArgumentError as e:
+                raise TypeError(f"{name}: {e}") from e
+            if getattr(pending, "exc", None) is not None:
+                raise_pending()
+            return result
+    call.__name__ = name
+    call.__qualname__ = name
+    call.__doc__ = f"C: {name} (argtypes {f.argtypes}, restype {f.restype})"
+    return call
+
+
+library_path: str = find_library()
+lib: Library = Library(library_path)
+_raw_free = lib.raw.afs_free
+
+#: The C callback objects must outlive every C object that may call them.
+KEEP_ALIVE: Dict[str, Any] = {}

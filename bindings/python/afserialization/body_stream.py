@@ -1,0 +1,291 @@
+"""The multipart body as a binary file: ``afs_body_stream`` behind ``io.RawIOBase``."""
+from __future__ import annotations
+
+import ctypes
+import io
+import os
+import socket
+from ctypes import addressof, byref, c_char, c_uint64
+from typing import Any, Callable, Optional, Tuple
+
+from . import _ffi
+from ._ffi import PROGRESS_FN, afs_error, lib
+from ._handle import CHandle
+from .errors import HandleClosedError, SerializationError
+
+__all__ = ["BodyStream", "ProgressCallback", "DEFAULT_CHUNK_SIZE"]
+
+#: Read size that crosses the FFI boundary rarely enough (64 KiB); larger buffers
+#: (256 KiB and up) make the per-call cost vanish entirely.
+DEFAULT_CHUNK_SIZE = 64 * 1024
+
+_char_from_buffer = c_char.from_buffer
+
+#: ``fn(sent, total)``: called after every successful read with the bytes delivered so far.
+ProgressCallback = Callable[[int, int], None]
+
+
+class BodyStream(io.RawIOBase):
+    """A multipart body, pulled through ``afs_body_stream_read`` straight into the caller's
+    buffer. It is what ``requests``, ``http.client``, ``urllib3`` and ``shutil`` expect of a
+    binary file:
+
+    * :meth:`readinto` / :meth:`read` (read 64 KiB or more at a time:
+      :data:`DEFAULT_CHUNK_SIZE`);
+    * ``seekable()`` is True; :meth:`seek` / :meth:`tell` over ``afs_body_stream_seek`` /
+      ``afs_body_stream_position``, so clients rewind it on a retry or a 307/308 redirect;
+    * ``len(stream)`` is the exact Content-Length;
+    * :meth:`write_to` sends the rest to a file or socket with kernel copies for file parts;
+    * :meth:`set_progress` reports ``(sent, total)``.
+
+    The stream belongs to its :class:`~afserialization.Request` (``request.body_stream``);
+    it keeps the C request alive while referenced, and closing the request closes it.
+    A failing read raises the typed error (``StreamIOError``, ``LengthMismatchError``, …),
+    chained from the exception a Python stream source raised, if any; errors are sticky
+    until :meth:`rewind` or :meth:`seek`.
+    """
+
+    def __init__(self, ptr: Any, owner: CHandle) -> None:
+        """Internal: use :attr:`Request.body_stream`."""
+        super().__init__()
+        self._ptr = ptr
+        self._live: Any = ptr  # None once closed: the one check on the hot path
+        self._owner = owner
+        self._read = lib.raw.afs_body_stream_read
+        self._close = lib.raw.afs_body_stream_close
+        self._progress: Optional[ProgressCallback] = None
+
+    @classmethod
+    def _borrow(cls, ptr: Any, owner: CHandle) -> "BodyStream":
+        return cls(ptr, owner)
+
+    def _get(self) -> Any:
+        ptr = self._live
+        if ptr is None or self._owner.closed:
+            raise HandleClosedError("the body stream")
+        return ptr
+
+    # -- io.RawIOBase ---------------------------------------------------------------------
+
+    def readable(self) -> bool:
+        """True (raises once closed, like a closed file)."""
+        self._get()
+        return True
+
+    def seekable(self) -> bool:
+        """True: :meth:`seek` works (a stream part without rewind support limits seeking
+        backwards over it, see :meth:`seek`)."""
+        self._get()
+        return True
+
+    def writable(self) -> bool:
+        """False."""
+        self._get()
+        return False
+
+    def readinto(self, buffer: Any) -> int:
+        """Reads up to ``len(buffer)`` bytes into ``buffer`` (any writable, C-contiguous
+        buffer); returns the count, 0 at the end. The library writes straight into it."""
+        ptr = self._live
+        if ptr is None:
+            raise HandleClosedError("the body stream")
+        if type(buffer) is bytearray:
+            n = len(buffer)
+        else:
+            with memoryview(buffer) as view:
+                n = view.nbytes
+        if not n:
+            return 0
+        # A one-byte ctypes view of the buffer gives its address (the cheapest way); it
+        # holds the buffer export during the call (so no other thread can resize the buffer
+        # under the library) and is dropped right after, so the caller may resize it then.
+        try:
+            anchor = _char_from_buffer(buffer)
+        except (TypeError, BufferError) as e:
+            raise TypeError(f"readinto() needs a writable, contiguous buffer: {e}") from None
+        got = self._read(ptr, addressof(anchor), n)
+        del anchor
+        if got < 0:
+            self._raise_error(ptr)
+        if self._progress is not None and getattr(_ffi._pending, "exc", None) is not None:
+            _ffi.raise_pending()  # the progress callback raised
+        return got
+
+    def readall(self) -> bytes:
+        """The rest of the body in one allocation."""
+        remaining = len(self) - self.tell()
+        if remaining <= 0:
+            return b""
+        buffer = bytearray(remaining)
+        view = memoryview(buffer)
+        filled = 0
+        try:
+            while filled < remaining:
+                got = self.readinto(view[filled:])
+                if not got:
+                    break
+                filled += got
+        finally:
+            view.release()
+        del buffer[filled:]
+        return bytes(buffer)
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        """Moves to a byte offset of the body (``SEEK_SET``, ``SEEK_CUR`` or ``SEEK_END``);
+        rewinds sources as needed. Seeking past the end is ``InvalidArgumentError``; back
+        over a stream part without rewind support, ``UnsupportedError``."""
+        ptr = self._get()
+        if whence == io.SEEK_SET:
+            target = offset
+        elif whence == io.SEEK_CUR:
+            target = lib.afs_body_stream_position(ptr) + offset
+        elif whence == io.SEEK_END:
+            target = lib.afs_body_stream_content_length(ptr) + offset
+        else:
+            raise ValueError(f"invalid whence ({whence}, should be 0, 1 or 2)")
+        if target < 0:
+            raise ValueError(f"negative seek position {target}")
+        lib.afs_body_stream_seek(ptr, target)
+        return target
+
+    def tell(self) -> int:
+        """The position: bytes of the body before the next read."""
+        return lib.afs_body_stream_position(self._get())
+
+    def close(self) -> None:
+        """Closes the stream (``afs_body_stream_close``); reads then raise. Idempotent."""
+        if not self.closed:
+            self._live = None
+            try:
+                if not self._owner.closed:
+                    self._close(self._ptr)
+            finally:
+                super().close()
+
+    def __len__(self) -> int:
+        """The Content-Length: the exact size of the whole body."""
+        return lib.afs_body_stream_content_length(self._get())
+
+    def __bool__(self) -> bool:
+        return True  # a file object is true, whatever its length
+
+    def __repr__(self) -> str:
+        if self.closed or self._owner.closed:
+            return "<afserialization.BodyStream closed>"
+        return f"<afserialization.BodyStream {self.tell()}/{len(self)}>"
+
+    # -- beyond io ------------------------------------------------------------------------
+
+    @property
+    def content_length(self) -> int:
+        """Same as ``len(stream)``."""
+        return len(self)
+
+    @property
+    def has_bytes_available(self) -> bool:
+        """True from open until the end has been read."""
+        return lib.afs_body_stream_has_bytes_available(self._get())
+
+    def open(self) -> None:
+        """Opens the stream explicitly (reading opens it implicitly)."""
+        lib.afs_body_stream_open(self._get())
+
+    def rewind(self) -> None:
+        """Back to offset 0, clearing a sticky error."""
+        lib.afs_body_stream_rewind(self._get())
+
+    def set_progress(self, callback: Optional[ProgressCallback]) -> None:
+        """Calls ``callback(sent, total)`` after every successful read (``None`` removes it).
+        An exception it raises is re-raised by the read that called it (the bytes of that
+        read are consumed)."""
+        ptr = self._get()
+        keep = self._owner.keepalive
+        if callback is None:
+            lib.afs_body_stream_set_progress(ptr, PROGRESS_FN(), None)
+            keep.pop("progress", None)
+        else:
+            if not callable(callback):
+                raise TypeError("the progress callback must be callable or None")
+
+            def trampoline(ctx: Any, sent: int, total: int) -> None:
+                try:
+                    callback(sent, total)
+                except BaseException as exc:  # noqa: B902 - must not unwind through C
+                    try:
+                        _ffi.store_exception(exc)
+                    except BaseException:
+                        pass
+
+            fn = PROGRESS_FN(trampoline)
+            lib.afs_body_stream_set_progress(ptr, fn, None)
+            keep["progress"] = fn
+        self._progress = callback
+
+    @property
+    def progress(self) -> Optional[ProgressCallback]:
+        """The progress callback (settable; see :meth:`set_progress`)."""
+        return self._progress
+
+    @progress.setter
+    def progress(self, callback: Optional[ProgressCallback]) -> None:
+        self.set_progress(callback)
+
+    def write_to(self, target: Any) -> int:
+        """Writes the rest of the body to ``target`` through ``afs_body_stream_write_to_fd``
+        (``copy_file_range``/``sendfile`` for file parts) and returns the bytes written.
+
+        ``target`` is a file object with ``fileno()`` (flushed first; its position is
+        updated afterwards), a socket, or a raw file descriptor. A socket with a timeout is
+        switched to blocking mode for the call (the library needs a blocking descriptor) and
+        restored afterwards. On failure the stream's position reflects exactly what was
+        written (the exception's ``bytes_written``), so the call can be repeated.
+        """
+        ptr = self._get()
+        fd, restore = _descriptor(target)
+        written = c_uint64(0)
+        try:
+            lib.afs_body_stream_write_to_fd(ptr, fd, byref(written))
+        except SerializationError as e:
+            e.bytes_written = written.value  # type: ignore[attr-defined]
+            raise
+        finally:
+            restore()
+        return written.value
+
+    def _raise_error(self, ptr: Any) -> None:
+        err = afs_error()
+        status = lib.raw.afs_body_stream_error(ptr, byref(err))  # raw: chain the pending
+        _ffi.raise_pending(err.to_exception(status))
+
+
+def _descriptor(target: Any) -> Tuple[int, Callable[[], None]]:
+    """A blocking file descriptor for ``target`` and a function restoring its state."""
+    if isinstance(target, int):
+        return target, _nothing
+    if isinstance(target, socket.socket):
+        timeout = target.gettimeout()
+        if timeout is None:
+            return target.fileno(), _nothing
+        target.setblocking(True)
+        return target.fileno(), lambda: target.settimeout(timeout)
+    fileno = getattr(target, "fileno", None)
+    if fileno is None:
+        raise TypeError(f"write_to() needs a file object with fileno(), a socket or a file "
+                        f"descriptor, not {type(target).__name__}")
+    flush = getattr(target, "flush", None)
+    if flush is not None:
+        flush()
+    fd = fileno()
+
+    def resync() -> None:
+        seekable = getattr(target, "seekable", None)
+        if seekable is not None and seekable():
+            try:
+                target.seek(os.lseek(fd, 0, os.SEEK_CUR))
+            except (OSError, ValueError):
+                pass
+    return fd, resync
+
+
+def _nothing() -> None:
+    pass

@@ -1,0 +1,49 @@
+"""Stateless helpers: AFPercentEscapedStringFromString and AFQueryStringFromParameters."""
+from __future__ import annotations
+
+from typing import Union
+
+from ._ffi import lib
+from .errors import UnsupportedTypeError
+from .values import Params, ParamsRef
+
+__all__ = ["percent_escape", "query_string", "library_version"]
+
+
+def percent_escape(s: Union[str, bytes]) -> str:
+    """Percent-escapes every byte of the UTF-8 text outside ``A-Z a-z 0-9 - . _ ~ / ?``
+    (uppercase hex), as AFNetworking's ``AFPercentEscapedStringFromString``.
+
+    >>> percent_escape("a b&c")
+    'a%20b%26c'
+
+    Raises:
+        InvalidUTF8Error: ``bytes`` that are not UTF-8, or a ``str`` with a lone surrogate
+            (the offset is named).
+    """
+    if isinstance(s, str):
+        data = s.encode("utf-8", "surrogatepass")
+    elif isinstance(s, (bytes, bytearray, memoryview)):
+        data = bytes(s)
+    else:
+        raise UnsupportedTypeError(f"percent_escape() takes str or bytes, not {type(s).__name__}")
+    return lib.afs_percent_escape(data, len(data))
+
+
+def query_string(params: Params) -> str:
+    """The query string of a dictionary with AFNetworking's default styles: keys sorted,
+    nested keys ``parent[child]``, arrays ``key[]``, sets ``key``, ``None`` as the bare key.
+
+    >>> query_string({"b": [1, 2], "a": "x y"})
+    'a=x%20y&b%5B%5D=1&b%5B%5D=2'
+
+    Raises:
+        InvalidArgumentError: ``params`` is not a dictionary.
+    """
+    with ParamsRef({} if params is None else params) as p:
+        return lib.afs_query_string(p)
+
+
+def library_version() -> str:
+    """The loaded library's version, ``"MAJOR.MINOR.PATCH"`` (``afs_version``)."""
+    return lib.afs_version().decode("utf-8", "replace")

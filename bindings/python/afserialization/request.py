@@ -1,0 +1,281 @@
+"""Serialized requests (``afs_request``) and their case-insensitive header views."""
+from __future__ import annotations
+
+import ctypes
+import os
+from collections.abc import Mapping, MutableMapping
+from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional, Tuple, Union)
+from urllib.parse import urlsplit
+
+from ._ffi import c_size_t, lib
+from ._handle import CHandle
+from ._text import cpath, cstr
+from .errors import BadURLError, InvalidHeaderError, InvalidMethodError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .body_stream import BodyStream
+
+__all__ = ["Request", "RequestHeaders", "HeadersInput"]
+
+#: What ``headers`` arguments accept: a mapping or an iterable of (name, value) pairs.
+HeadersInput = Union[Mapping, Iterable[Tuple[str, str]]]
+
+
+def _pairs(headers: HeadersInput) -> Iterable[Tuple[Any, Any]]:
+    if isinstance(headers, Mapping):
+        return headers.items()
+    return headers
+
+
+class RequestHeaders(MutableMapping):
+    """The headers of a :class:`Request`, live on the C request: insertion order, names
+    compared case-insensitively (``h["content-type"]`` finds ``Content-Type``). Setting a
+    header validates it (``InvalidHeaderError`` for a name that is not a token or a value
+    with CR, LF or NUL); deleting removes it."""
+
+    __slots__ = ("_h",)
+
+    def __init__(self, handle: CHandle) -> None:
+        """Internal: use :attr:`Request.headers`."""
+        self._h = handle
+
+    def __getitem__(self, name: str) -> str:
+        if not isinstance(name, (str, bytes)):
+            raise KeyError(name)
+        value = lib.afs_request_header(self._h.get(), cstr(name, "header name", InvalidHeaderError))
+        if value is None:
+            raise KeyError(name)
+        return value.decode("utf-8")
+
+    def __setitem__(self, name: str, value: str) -> None:
+        lib.afs_request_set_header(self._h.get(), cstr(name, "header name", InvalidHeaderError),
+                                   cstr(value, f"the value of header {name!r}", InvalidHeaderError))
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        lib.afs_request_set_header(self._h.get(), cstr(name, "header name", InvalidHeaderError),
+                                   None)
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            self[name]  # type: ignore[index]
+        except (KeyError, InvalidHeaderError):
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        ptr = self._h.get()
+        n = lib.afs_request_header_count(ptr)
+        names = [lib.afs_request_header_name(ptr, i).decode("utf-8") for i in range(n)]
+        return iter(names)
+
+    def __len__(self) -> int:
+        """The number of headers."""
+        return lib.afs_request_header_count(self._h.get())
+
+    def items(self) -> Any:
+        """``(name, value)`` pairs in order, read in one pass over the C request."""
+        ptr = self._h.get()
+        n = lib.afs_request_header_count(ptr)
+        return [(lib.afs_request_header_name(ptr, i).decode("utf-8"),
+                 lib.afs_request_header_value(ptr, i).decode("utf-8")) for i in range(n)]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        mine = {k.lower(): v for k, v in self.items()}
+        theirs = {str(k).lower(): v for k, v in other.items()}
+        return mine == theirs
+
+    def __repr__(self) -> str:
+        return f"RequestHeaders({dict(self.items())!r})"
+
+    def copy(self) -> Dict[str, str]:
+        """A plain ``dict`` snapshot (case-sensitive keys as the request spells them)."""
+        return dict(self.items())
+
+
+class Request:
+    """A serialized request: method, URL, headers in order, body or body stream, and
+    NSURLRequest's properties.
+
+    Made by a serializer (:meth:`HTTPRequestSerializer.request`,
+    :meth:`~HTTPRequestSerializer.serialize`, :meth:`MultipartForm.finish`) or by hand with
+    ``Request(method, url, headers)`` for :meth:`HTTPRequestSerializer.serialize`.
+    Free it with :meth:`close` or a ``with`` block (closing also closes its body stream);
+    otherwise it is freed when neither it nor its body stream is referenced.
+    """
+
+    __slots__ = ("_h", "_stream", "__weakref__")
+
+    def __init__(self, method: str, url: str, headers: Optional[HeadersInput] = None) -> None:
+        """A bare request (``afs_request_new``): no headers but ``headers``, NSURLRequest's
+        default properties.
+
+        Raises:
+            InvalidMethodError, BadURLError, InvalidHeaderError, InvalidUTF8Error
+        """
+        ptr = lib.afs_request_new(cstr(method, "method", InvalidMethodError),
+                                  cstr(url, "url", BadURLError))
+        self._h = CHandle(ptr, lib.raw.afs_request_free, "afs_request")
+        self._stream: "Optional[BodyStream]" = None
+        if headers is not None:
+            for name, value in _pairs(headers):
+                self.headers[name] = value
+
+    @classmethod
+    def _adopt(cls, ptr: Any) -> "Request":
+        self = cls.__new__(cls)
+        self._h = CHandle(ptr, lib.raw.afs_request_free, "afs_request")
+        self._stream = None
+        return self
+
+    @classmethod
+    def _borrow(cls, ptr: Any) -> "Request":
+        """A view of a request C lends for a callback's duration (never freed by Python)."""
+        self = cls.__new__(cls)
+        self._h = CHandle(ptr, None, "borrowed afs_request (valid only during the callback)")
+        self._stream = None
+        return self
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._h.closed
+
+    def close(self) -> None:
+        """Frees the request and closes its body stream (idempotent)."""
+        if self._stream is not None:
+            self._stream.close()
+        self._h.close()
+
+    def __enter__(self) -> "Request":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    # -- contents -------------------------------------------------------------------------
+
+    @property
+    def method(self) -> str:
+        """The HTTP method as given."""
+        return lib.afs_request_method(self._h.get()).decode("utf-8")
+
+    @property
+    def url(self) -> str:
+        """The URL, with the query added for URI methods."""
+        return lib.afs_request_url(self._h.get()).decode("utf-8")
+
+    @property
+    def headers(self) -> RequestHeaders:
+        """Case-insensitive, live, mutable view of the headers (see :class:`RequestHeaders`)."""
+        return RequestHeaders(self._h)
+
+    @property
+    def body(self) -> Optional[bytes]:
+        """The body bytes (a copy); ``None`` when the request has no body, ``b""`` for an
+        empty one. A multipart request has no plain body: see :attr:`body_stream`."""
+        n = c_size_t(0)
+        address = lib.afs_request_body(self._h.get(), ctypes.byref(n))
+        if not address:
+            return None
+        return ctypes.string_at(address, n.value)
+
+    @property
+    def body_stream(self) -> "Optional[BodyStream]":
+        """The multipart body as a :class:`BodyStream` (always the same object), or ``None``
+        for a request without one."""
+        if self._stream is None:
+            ptr = self._h.get()
+            if "afs_request_body_stream" in lib.missing:
+                return None  # a library without multipart cannot have made one
+            stream_ptr = lib.afs_request_body_stream(ptr)
+            if not stream_ptr:
+                return None
+            from .body_stream import BodyStream
+            self._stream = BodyStream._borrow(stream_ptr, self._h)
+        return self._stream
+
+    # -- NSURLRequest's properties ---------------------------------------------------------
+
+    @property
+    def timeout_interval(self) -> float:
+        """Seconds (NSURLRequest's default 60)."""
+        return lib.afs_request_timeout_interval(self._h.get())
+
+    @property
+    def cache_policy(self) -> int:
+        """NSURLRequestCachePolicy value (default 0)."""
+        return lib.afs_request_cache_policy(self._h.get())
+
+    @property
+    def should_handle_cookies(self) -> bool:
+        """Default True."""
+        return lib.afs_request_should_handle_cookies(self._h.get())
+
+    @property
+    def should_use_pipelining(self) -> bool:
+        """Default False."""
+        return lib.afs_request_should_use_pipelining(self._h.get())
+
+    @property
+    def allows_cellular_access(self) -> bool:
+        """Default True."""
+        return lib.afs_request_allows_cellular_access(self._h.get())
+
+    @property
+    def network_service_type(self) -> int:
+        """NSURLRequestNetworkServiceType value (default 0)."""
+        return lib.afs_request_network_service_type(self._h.get())
+
+    @property
+    def properties(self) -> Dict[str, Any]:
+        """All six request properties as a dict."""
+        return {name: getattr(self, name) for name in (
+            "timeout_interval", "cache_policy", "should_handle_cookies",
+            "should_use_pipelining", "allows_cellular_access", "network_service_type")}
+
+    # -- multipart ------------------------------------------------------------------------
+
+    def write_body_to_file(self, path: "str | bytes | os.PathLike[str]") -> "Request":
+        """Writes the whole multipart body to ``path`` (AFNetworking's
+        ``requestWithMultipartFormRequest:writingStreamContentsToFile:``) and returns a copy
+        of this request without body stream (headers kept). No partial file is left behind
+        on failure.
+
+        Raises:
+            FileError, StreamIOError, LengthMismatchError, InvalidArgumentError
+        """
+        return Request._adopt(lib.afs_request_write_body_to_file(self._h.get(), cpath(path)))
+
+    # -- presentation ---------------------------------------------------------------------
+
+    def wire_head(self) -> bytes:
+        """The request line and headers as an HTTP/1.1 client puts them on the wire, ending
+        with the blank line. Like a client, it adds ``Host`` (from the URL) and, for a
+        request with a body, ``Content-Length`` when the request has none."""
+        url = self.url
+        parts = urlsplit(url)
+        target = parts.path or "/"
+        if parts.query or url.split("#", 1)[0].endswith("?"):
+            target += "?" + parts.query
+        lines = [f"{self.method} {target} HTTP/1.1"]
+        items = self.headers.items()
+        if not any(k.lower() == "host" for k, _ in items) and parts.netloc:
+            lines.append(f"Host: {parts.netloc.rsplit('@', 1)[-1]}")
+        lines += [f"{k}: {v}" for k, v in items]
+        framed = any(k.lower() in ("content-length", "transfer-encoding") for k, _ in items)
+        if not framed:
+            n = ctypes.c_size_t(0)
+            if lib.afs_request_body(self._h.get(), ctypes.byref(n)):
+                lines.append(f"Content-Length: {n.value}")
+        return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
+
+    def __repr__(self) -> str:
+        if self._h.closed:
+            return "<afserialization.Request closed>"
+        return f"<afserialization.Request {self.method} {self.url}>"

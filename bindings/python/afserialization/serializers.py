@@ -1,0 +1,589 @@
+"""Request serializers: AFHTTPRequestSerializer, AFJSONRequestSerializer and
+AFPropertyListRequestSerializer over ``afs_serializer``."""
+from __future__ import annotations
+
+import codecs
+import ctypes
+import enum
+import threading
+from collections.abc import MutableMapping
+from typing import (TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List,
+                    Optional, Type, TypeVar, Union)
+
+from . import _ffi
+from ._ffi import QUERY_FN, c_char_p, lib
+from ._handle import CHandle
+from ._text import cstr
+from .errors import BadURLError, InvalidHeaderError, InvalidMethodError
+from .request import Request
+from .values import Params, ParamsRef
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .multipart import MultipartForm
+
+__all__ = [
+    "HTTPRequestSerializer", "JSONRequestSerializer", "PropertyListRequestSerializer",
+    "SerializerHeaders", "ArrayStyle", "BoolStyle", "SpaceStyle", "StringEncoding",
+    "JSONWritingOptions", "PropertyListFormat", "QuerySerializer",
+]
+
+#: A custom query serializer: ``fn(request, params) -> str``. ``request`` is a read-only
+#: view valid during the call; ``params`` is the object given to ``request()``.
+QuerySerializer = Callable[[Request, Any], Optional[Union[str, bytes]]]
+
+
+class ArrayStyle(enum.IntEnum):
+    """How arrays are written in queries: ``a[]=1`` (AFNetworking), ``a=1``, ``a[0]=1``."""
+
+    BRACKETS = 0
+    NO_BRACKETS = 1
+    INDEXED = 2
+
+
+class BoolStyle(enum.IntEnum):
+    """How bools are written in queries: ``1``/``0`` (AFNetworking) or ``true``/``false``."""
+
+    NUMERIC = 0
+    LITERAL = 1
+
+
+class SpaceStyle(enum.IntEnum):
+    """How spaces are written in queries: ``%20`` (AFNetworking) or ``+``."""
+
+    PERCENT = 0
+    PLUS = 1
+
+
+class StringEncoding(enum.IntEnum):
+    """Encoding of form bodies and multipart field values."""
+
+    UTF8 = 0
+    ASCII = 1
+    ISO_8859_1 = 2
+
+
+class JSONWritingOptions(enum.IntFlag):
+    """NSJSONWritingOptions."""
+
+    NONE = 0
+    PRETTY_PRINTED = 1
+    SORTED_KEYS = 2
+    FRAGMENTS_ALLOWED = 4
+    WITHOUT_ESCAPING_SLASHES = 8
+
+
+class PropertyListFormat(enum.IntEnum):
+    """NSPropertyListFormat."""
+
+    XML = 100
+    BINARY = 200
+
+
+E = TypeVar("E", bound=enum.IntEnum)
+
+
+def _coerce(cls: Type[E], value: Any) -> int:
+    """An enum member, its name (any case, ``-`` for ``_``) or a raw int (passed to C
+    unchecked, so the library reports an unknown value)."""
+    if isinstance(value, str):
+        key = value.strip().upper().replace("-", "_")
+        try:
+            return int(cls[key])
+        except KeyError:
+            raise ValueError(f"unknown {cls.__name__} {value!r}; expected one of "
+                             f"{', '.join(m.name.lower() for m in cls)}") from None
+    return int(value)
+
+
+def _coerce_encoding(value: Any) -> int:
+    if isinstance(value, str):
+        try:
+            name = codecs.lookup(value).name
+        except LookupError:
+            name = value
+        aliases = {"utf-8": "UTF8", "ascii": "ASCII", "iso8859-1": "ISO_8859_1",
+                   "latin-1": "ISO_8859_1"}
+        value = aliases.get(name, value)
+    return _coerce(StringEncoding, value)
+
+
+# --------------------------------------------------------------------------------------
+# The custom query serializer trampoline
+
+_calls = threading.local()  # the Python params of the request() calls on this thread
+
+
+def _make_query_trampoline(fn: QuerySerializer) -> Any:
+    def trampoline(ctx: Any, request_ptr: Any, params_ptr: Any, err: Any) -> Optional[int]:
+        try:
+            stack = getattr(_calls, "params", None)
+            params = stack[-1] if stack else None
+            view = Request._borrow(request_ptr)
+            try:
+                result = fn(view, params)
+            finally:
+                view._h._ptr = None  # borrowed: invalid after the callback
+            if result is None:
+                return None
+            if isinstance(result, str):
+                data = result.encode("utf-8", "surrogatepass")
+            elif isinstance(result, (bytes, bytearray)):
+                data = bytes(result)
+            else:
+                raise TypeError(f"the query serializer returned {type(result).__name__}; "
+                                "expected str (or bytes, or None for an error)")
+            return lib.raw.afs_string_new(data, len(data))
+        except BaseException as exc:  # noqa: B902 - everything must stay out of C
+            try:
+                _ffi.store_exception(exc)
+                text = f"{type(exc).__name__}: {exc}".encode("utf-8", "replace")[:500]
+                text = text.decode("utf-8", "ignore").encode("utf-8")  # whole characters
+                err.contents.message = text
+            except BaseException:
+                pass
+            return None
+    return QUERY_FN(trampoline)
+
+
+class _Calling:
+    """Pushes the Python ``params`` for the query trampoline during one C call."""
+
+    __slots__ = ("params",)
+
+    def __init__(self, params: Any) -> None:
+        self.params = params
+
+    def __enter__(self) -> None:
+        stack = getattr(_calls, "params", None)
+        if stack is None:
+            stack = _calls.params = []
+        stack.append(self.params)
+
+    def __exit__(self, *exc: Any) -> None:
+        _calls.params.pop()
+
+
+# --------------------------------------------------------------------------------------
+# Headers
+
+
+class SerializerHeaders(MutableMapping):
+    """The serializer's default headers (``HTTPRequestHeaders``), case-insensitive.
+
+    Values always come from the C serializer (``afs_serializer_copy_header``). The C API
+    has no way to list a serializer's headers, so the names are remembered on the Python
+    side: the defaults (``Accept-Language``, ``User-Agent``), everything set through this
+    mapping, and ``Authorization`` from :meth:`HTTPRequestSerializer.set_basic_auth`.
+    """
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: "HTTPRequestSerializer") -> None:
+        """Internal: use :attr:`HTTPRequestSerializer.headers`."""
+        self._owner = owner
+
+    def _remember(self, name: str) -> None:
+        names = self._owner._header_names
+        if not any(n.lower() == name.lower() for n in names):
+            names.append(name)
+
+    def _forget(self, name: str) -> None:
+        names = self._owner._header_names
+        names[:] = [n for n in names if n.lower() != name.lower()]
+
+    def __getitem__(self, name: str) -> str:
+        if not isinstance(name, (str, bytes)):
+            raise KeyError(name)
+        value = lib.afs_serializer_copy_header(self._owner._h.get(),
+                                               cstr(name, "header name", InvalidHeaderError))
+        if value is None:
+            raise KeyError(name)
+        return value
+
+    def __setitem__(self, name: str, value: Optional[str]) -> None:
+        if value is None:
+            self.pop(name, None)
+            return
+        lib.afs_serializer_set_header(self._owner._h.get(),
+                                      cstr(name, "header name", InvalidHeaderError),
+                                      cstr(value, f"the value of header {name!r}",
+                                           InvalidHeaderError))
+        self._remember(name if isinstance(name, str) else name.decode("utf-8"))
+
+    def __delitem__(self, name: str) -> None:
+        if name not in self:
+            raise KeyError(name)
+        lib.afs_serializer_set_header(self._owner._h.get(),
+                                      cstr(name, "header name", InvalidHeaderError), None)
+        self._forget(name)
+
+    def __contains__(self, name: object) -> bool:
+        try:
+            self[name]  # type: ignore[index]
+        except (KeyError, InvalidHeaderError):
+            return False
+        return True
+
+    def __iter__(self) -> Iterator[str]:
+        ptr = self._owner._h.get()
+        present = [n for n in self._owner._header_names
+                   if lib.afs_serializer_copy_header(ptr, n.encode("utf-8")) is not None]
+        return iter(present)
+
+    def __len__(self) -> int:
+        """The number of headers set."""
+        return sum(1 for _ in self)
+
+    def __repr__(self) -> str:
+        return f"SerializerHeaders({dict(self)!r})"
+
+
+# --------------------------------------------------------------------------------------
+# Serializers
+
+
+class HTTPRequestSerializer:
+    """AFHTTPRequestSerializer: query strings for ``GET``/``HEAD``/``DELETE`` and
+    ``application/x-www-form-urlencoded`` bodies for other methods.
+
+    Thread-safe like the C serializer: configure it, then build requests from any thread.
+    Free it with :meth:`close` or ``with``; requests it made stay valid.
+    """
+
+    _KIND = 0
+
+    def __init__(self) -> None:
+        """A serializer with AFNetworking's defaults: ``Accept-Language`` and ``User-Agent``
+        headers, URI methods GET/HEAD/DELETE, UTF-8, NSURLRequest's properties."""
+        self._h = CHandle(lib.afs_serializer_new(self._KIND), lib.raw.afs_serializer_free,
+                          "afs_serializer")
+        ptr = self._h.get()
+        self._header_names: List[str] = [
+            n for n in ("Accept-Language", "User-Agent")
+            if lib.afs_serializer_copy_header(ptr, n.encode()) is not None]
+        self._uri_methods: FrozenSet[str] = frozenset(("GET", "HEAD", "DELETE"))
+        self._string_encoding = StringEncoding.UTF8
+        self._styles = (ArrayStyle.BRACKETS, BoolStyle.NUMERIC, SpaceStyle.PERCENT)
+        self._query_serializer: Optional[QuerySerializer] = None
+        self._properties: Dict[str, Any] = {
+            "timeout_interval": 60.0, "cache_policy": 0, "should_handle_cookies": True,
+            "should_use_pipelining": False, "allows_cellular_access": True,
+            "network_service_type": 0}
+        self._json_options = JSONWritingOptions.NONE
+        self._plist_format = PropertyListFormat.XML
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    def copy(self) -> "HTTPRequestSerializer":
+        """An independent copy of everything (``afs_serializer_copy``)."""
+        cls = type(self)
+        new = cls.__new__(cls)
+        new._h = CHandle(lib.afs_serializer_copy(self._h.get()), lib.raw.afs_serializer_free,
+                         "afs_serializer")
+        new._h.keepalive = dict(self._h.keepalive)  # the query trampoline C now shares
+        for name, value in self.__dict__.items():
+            if name != "_h":
+                new.__dict__[name] = list(value) if isinstance(value, list) else \
+                    dict(value) if isinstance(value, dict) else value
+        return new
+
+    __copy__ = copy
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._h.closed
+
+    def close(self) -> None:
+        """Frees the C serializer (idempotent)."""
+        self._h.close()
+
+    def __enter__(self: "S") -> "S":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        state = " closed" if self._h.closed else ""
+        return f"<afserialization.{type(self).__name__}{state}>"
+
+    # -- headers and authorization -------------------------------------------------------
+
+    @property
+    def headers(self) -> SerializerHeaders:
+        """The default headers added to requests that lack them (mapping, case-insensitive)."""
+        return SerializerHeaders(self)
+
+    @headers.setter
+    def headers(self, value: Any) -> None:
+        view = SerializerHeaders(self)
+        for name in list(view):
+            del view[name]
+        for name, v in (value.items() if hasattr(value, "items") else value):
+            view[name] = v
+
+    def set_basic_auth(self, username: str, password: str) -> None:
+        """Sets ``Authorization: Basic base64(username:password)``."""
+        lib.afs_serializer_set_basic_auth(self._h.get(), cstr(username, "username"),
+                                          cstr(password, "password"))
+        SerializerHeaders(self)._remember("Authorization")
+
+    def clear_authorization(self) -> None:
+        """Removes the ``Authorization`` header."""
+        lib.afs_serializer_clear_authorization(self._h.get())
+        SerializerHeaders(self)._forget("Authorization")
+
+    # -- behaviour ------------------------------------------------------------------------
+
+    @property
+    def uri_methods(self) -> FrozenSet[str]:
+        """Methods whose parameters go into the URL query (default GET, HEAD, DELETE);
+        stored uppercase."""
+        return self._uri_methods
+
+    @uri_methods.setter
+    def uri_methods(self, methods: Iterable[str]) -> None:
+        methods = list(methods)
+        encoded = [cstr(m, "method", InvalidMethodError) for m in methods]
+        array = (c_char_p * max(len(encoded), 1))(*encoded)
+        lib.afs_serializer_set_uri_methods(self._h.get(), array, len(encoded))
+        self._uri_methods = frozenset(m.upper() if isinstance(m, str) else m.decode().upper()
+                                      for m in methods)
+
+    @property
+    def string_encoding(self) -> StringEncoding:
+        """Encoding of form bodies: ``StringEncoding`` or ``"utf-8"``, ``"ascii"``,
+        ``"iso-8859-1"`` when set."""
+        return self._string_encoding
+
+    @string_encoding.setter
+    def string_encoding(self, value: Any) -> None:
+        code = _coerce_encoding(value)
+        lib.afs_serializer_set_string_encoding(self._h.get(), code)
+        self._string_encoding = StringEncoding(code)
+
+    def set_query_style(self, array: Any = None, bools: Any = None, spaces: Any = None) -> None:
+        """Sets the query styles (``None`` keeps the current one). Each accepts the enum,
+        its name (``"indexed"``) or its int value."""
+        a = self._styles[0] if array is None else _coerce(ArrayStyle, array)
+        b = self._styles[1] if bools is None else _coerce(BoolStyle, bools)
+        s = self._styles[2] if spaces is None else _coerce(SpaceStyle, spaces)
+        lib.afs_serializer_set_query_style(self._h.get(), a, b, s)
+        self._styles = (ArrayStyle(a), BoolStyle(b), SpaceStyle(s))
+
+    @property
+    def array_style(self) -> ArrayStyle:
+        """How arrays are written in queries (default ``BRACKETS``)."""
+        return self._styles[0]
+
+    @array_style.setter
+    def array_style(self, value: Any) -> None:
+        self.set_query_style(array=value)
+
+    @property
+    def bool_style(self) -> BoolStyle:
+        """How bools are written in queries (default ``NUMERIC``)."""
+        return self._styles[1]
+
+    @bool_style.setter
+    def bool_style(self, value: Any) -> None:
+        self.set_query_style(bools=value)
+
+    @property
+    def space_style(self) -> SpaceStyle:
+        """How spaces are written in queries (default ``PERCENT``)."""
+        return self._styles[2]
+
+    @space_style.setter
+    def space_style(self, value: Any) -> None:
+        self.set_query_style(spaces=value)
+
+    @property
+    def query_serializer(self) -> Optional[QuerySerializer]:
+        """A callable replacing the whole default query algorithm, or ``None``.
+
+        Called as ``fn(request, params)`` (``request``: a read-only :class:`Request` view
+        valid during the call; ``params``: the object passed to :meth:`request`); returns
+        the query string. If it raises, the request fails with
+        :class:`~afserialization.QueryCallbackError` whose ``__cause__`` is that exception;
+        returning ``None`` fails it too.
+        """
+        return self._query_serializer
+
+    @query_serializer.setter
+    def query_serializer(self, fn: Optional[QuerySerializer]) -> None:
+        ptr = self._h.get()
+        if fn is None:
+            lib.afs_serializer_set_query_callback(ptr, QUERY_FN(), None)
+            self._h.keepalive.pop("query", None)
+        else:
+            if not callable(fn):
+                raise TypeError("query_serializer must be callable or None")
+            trampoline = _make_query_trampoline(fn)
+            lib.afs_serializer_set_query_callback(ptr, trampoline, None)
+            self._h.keepalive["query"] = trampoline
+        self._query_serializer = fn
+
+    # -- request properties (NSURLRequest's) ----------------------------------------------
+
+    def _set_property(self, name: str, value: Any) -> None:
+        getattr(lib, f"afs_serializer_set_{name}")(self._h.get(), value)
+        self._properties[name] = value
+
+    @property
+    def timeout_interval(self) -> float:
+        """Seconds copied onto each request (default 60)."""
+        return self._properties["timeout_interval"]
+
+    @timeout_interval.setter
+    def timeout_interval(self, value: float) -> None:
+        self._set_property("timeout_interval", float(value))
+
+    @property
+    def cache_policy(self) -> int:
+        """NSURLRequestCachePolicy value (default 0)."""
+        return self._properties["cache_policy"]
+
+    @cache_policy.setter
+    def cache_policy(self, value: int) -> None:
+        self._set_property("cache_policy", int(value))
+
+    @property
+    def should_handle_cookies(self) -> bool:
+        """Default True."""
+        return self._properties["should_handle_cookies"]
+
+    @should_handle_cookies.setter
+    def should_handle_cookies(self, value: bool) -> None:
+        self._set_property("should_handle_cookies", bool(value))
+
+    @property
+    def should_use_pipelining(self) -> bool:
+        """Default False."""
+        return self._properties["should_use_pipelining"]
+
+    @should_use_pipelining.setter
+    def should_use_pipelining(self, value: bool) -> None:
+        self._set_property("should_use_pipelining", bool(value))
+
+    @property
+    def allows_cellular_access(self) -> bool:
+        """Default True."""
+        return self._properties["allows_cellular_access"]
+
+    @allows_cellular_access.setter
+    def allows_cellular_access(self, value: bool) -> None:
+        self._set_property("allows_cellular_access", bool(value))
+
+    @property
+    def network_service_type(self) -> int:
+        """NSURLRequestNetworkServiceType value (default 0)."""
+        return self._properties["network_service_type"]
+
+    @network_service_type.setter
+    def network_service_type(self, value: int) -> None:
+        self._set_property("network_service_type", int(value))
+
+    # -- building requests ---------------------------------------------------------------
+
+    def request(self, method: str, url: str, params: Params = None) -> Request:
+        """``requestWithMethod:URLString:parameters:error:``.
+
+        Args:
+            method: an HTTP token, e.g. ``"GET"``.
+            url: an absolute RFC 3986 URI, kept byte for byte except for the query.
+            params: plain Python objects (see :mod:`afserialization.values`), a
+                :class:`~afserialization.Value`, or ``None`` for no parameters.
+
+        Raises:
+            InvalidMethodError, BadURLError, InvalidArgumentError, InvalidJSONError,
+            InvalidPlistError, EncodingError, QueryCallbackError, InvalidUTF8Error,
+            UnsupportedTypeError, ValueOutOfRangeError
+        """
+        m = cstr(method, "method", InvalidMethodError)
+        u = cstr(url, "url", BadURLError)
+        with ParamsRef(params) as p, _Calling(params):
+            ptr = lib.afs_serializer_request(self._h.get(), m, u, p)
+        return Request._adopt(ptr)
+
+    def serialize(self, request: Request, params: Params = None) -> Request:
+        """``requestBySerializingRequest:withParameters:error:``: a new request, a copy of
+        ``request`` with the default headers it lacks and ``params`` serialized; the
+        request's own properties are kept."""
+        if not isinstance(request, Request):
+            raise TypeError(f"request must be an afserialization.Request, not "
+                            f"{type(request).__name__}")
+        with ParamsRef(params) as p, _Calling(params):
+            ptr = lib.afs_serializer_serialize(self._h.get(), request._h.get(), p)
+        return Request._adopt(ptr)
+
+    def multipart_form(self, method: str, url: str, params: Params = None) -> "MultipartForm":
+        """``multipartFormRequestWithMethod:URLString:parameters:constructingBodyWithBlock:``
+        as a builder: append parts, then :meth:`MultipartForm.finish` gives the request.
+        Parameters become field parts first, in query-pair order. Use it as a context
+        manager (``with serializer.multipart_form(...) as form:``).
+
+        Raises:
+            InvalidMethodError (also for GET and HEAD), BadURLError, ...
+        """
+        from .multipart import MultipartForm
+        m = cstr(method, "method", InvalidMethodError)
+        u = cstr(url, "url", BadURLError)
+        with ParamsRef(params) as p, _Calling(params):
+            ptr = lib.afs_serializer_multipart_form(self._h.get(), m, u, p)
+        return MultipartForm._adopt(ptr)
+
+
+S = TypeVar("S", bound=HTTPRequestSerializer)
+
+
+class JSONRequestSerializer(HTTPRequestSerializer):
+    """AFJSONRequestSerializer: ``application/json`` bodies in NSJSONSerialization's exact
+    format (``options``: :class:`JSONWritingOptions`, flag names or int)."""
+
+    _KIND = 1
+
+    def __init__(self, options: Any = JSONWritingOptions.NONE) -> None:
+        """``options``: :class:`JSONWritingOptions`, an int, a flag name or a list of them."""
+        super().__init__()
+        if options:
+            self.options = options
+
+    @property
+    def options(self) -> JSONWritingOptions:
+        """NSJSONWritingOptions (``PRETTY_PRINTED | SORTED_KEYS`` …)."""
+        return self._json_options
+
+    @options.setter
+    def options(self, value: Any) -> None:
+        if isinstance(value, str):
+            value = [value]
+        if not isinstance(value, int) and isinstance(value, Iterable):
+            value = sum(_coerce(JSONWritingOptions, v) for v in value)
+        lib.afs_serializer_set_json_options(self._h.get(), int(value))
+        self._json_options = JSONWritingOptions(int(value))
+
+
+class PropertyListRequestSerializer(HTTPRequestSerializer):
+    """AFPropertyListRequestSerializer: ``application/x-plist`` bodies, XML (default) or
+    binary (``format``: :class:`PropertyListFormat`, ``"xml"``/``"binary"`` or 100/200)."""
+
+    _KIND = 2
+
+    def __init__(self, format: Any = PropertyListFormat.XML) -> None:  # noqa: A002
+        """``format``: :class:`PropertyListFormat`, ``"xml"``/``"binary"`` or 100/200."""
+        super().__init__()
+        if _coerce(PropertyListFormat, format) != PropertyListFormat.XML:
+            self.format = format
+
+    @property
+    def format(self) -> PropertyListFormat:
+        """NSPropertyListFormat."""
+        return self._plist_format
+
+    @format.setter
+    def format(self, value: Any) -> None:
+        code = _coerce(PropertyListFormat, value)
+        lib.afs_serializer_set_plist_format(self._h.get(), code)
+        self._plist_format = PropertyListFormat(code)

@@ -1,0 +1,334 @@
+"""Parameters: Python objects as ``afs_value`` trees.
+
+Plain Python objects map onto the library's property-list-like values:
+
+=============================================  ==========================
+Python                                         ``afs_value``
+=============================================  ==========================
+``dict`` / any ``Mapping`` (``str`` keys)      dictionary (order kept)
+``list``, ``tuple``, other ``Sequence``        array
+``set``, ``frozenset``, other ``Set``          set
+``str``                                        string (UTF-8)
+``bytes``, ``bytearray``, ``memoryview``       data
+``bool`` (checked before ``int``)              bool
+``int`` within int64                           integer
+``float``                                      double
+``None``                                       null
+=============================================  ==========================
+
+Anything else raises :class:`~afserialization.UnsupportedTypeError` (a ``TypeError``);
+containers nested deeper than 512 levels raise
+:class:`~afserialization.InvalidArgumentError`;
+an int outside int64 raises :class:`~afserialization.ValueOutOfRangeError` (an
+``OverflowError``); a ``str`` holding a lone surrogate reaches the library as the bytes
+Python's ``surrogatepass`` gives and fails there with
+:class:`~afserialization.InvalidUTF8Error`. Errors name the path, e.g. ``params['a'][2]``.
+
+Transport: a tree of only exact ``dict``/``list``/``tuple``/``str``/``int``/``float``/
+``bool``/``None`` crosses the FFI boundary once, as JSON text written by the C-accelerated
+``json`` module and read by ``afs_value_parse_json`` (its reader keeps key order, and an
+integer without fraction or exponent stays an integer, so the tree is the same); other trees
+are built node by node. Both give identical values.
+"""
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence, Set
+from ctypes import byref
+from typing import Any, List, Optional
+
+from . import _ffi
+from ._ffi import lib
+from ._handle import CHandle
+from .errors import (InvalidArgumentError, SerializationError, Status, UnsupportedTypeError,
+                     ValueOutOfRangeError)
+
+__all__ = ["Value", "ValueKind", "Params"]
+
+#: What ``params`` arguments accept.
+Params = Any
+
+_INT64_MIN = -(1 << 63)
+_INT64_MAX = (1 << 63) - 1
+_JSON_MAX_DEPTH = 500  # afs_value_parse_json refuses nesting deeper than 512
+#: Containers nested deeper than this are refused (the library's JSON reader's limit).
+MAX_DEPTH = 512
+
+
+class ValueKind(enum.IntEnum):
+    """``afs_value_kind``."""
+
+    NULL = 0
+    BOOL = 1
+    INT = 2
+    DOUBLE = 3
+    STRING = 4
+    DATA = 5
+    ARRAY = 6
+    SET = 7
+    DICT = 8
+
+
+class Value:
+    """An ``afs_value`` parameters tree owned by Python.
+
+    Build one from Python objects (``Value({"a": [1, 2]})``) or JSON text
+    (:meth:`from_json`) to reuse the same parameters for many requests; every ``params``
+    argument also accepts plain Python objects directly. Close it (or use ``with``) to free
+    it at once; otherwise it is freed when garbage-collected.
+    """
+
+    __slots__ = ("_h",)
+
+    def __init__(self, obj: Params) -> None:
+        """Builds the C tree for ``obj`` (see the module docstring for the mapping)."""
+        self._h = CHandle(_build_root(obj), lib.raw.afs_value_free, "afs_value")
+
+    @classmethod
+    def _adopt(cls, ptr: Any) -> "Value":
+        self = cls.__new__(cls)
+        self._h = CHandle(ptr, lib.raw.afs_value_free, "afs_value")
+        return self
+
+    @classmethod
+    def from_json(cls, text: "str | bytes") -> "Value":
+        """Parses JSON text (RFC 8259, strict) with the library's reader.
+
+        Raises:
+            InvalidJSONError: malformed text; the message names the byte offset.
+        """
+        data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
+        return cls._adopt(lib.afs_value_parse_json(data, len(data)))
+
+    @property
+    def kind(self) -> ValueKind:
+        """The kind of the root value."""
+        return ValueKind(lib.afs_value_kind_of(self._h.get()))
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._h.closed
+
+    def close(self) -> None:
+        """Frees the C tree (idempotent)."""
+        self._h.close()
+
+    def __enter__(self) -> "Value":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._h.closed:
+            return "<afserialization.Value closed>"
+        return f"<afserialization.Value {self.kind.name.lower()}>"
+
+
+class ParamsRef:
+    """The C pointer for a ``params`` argument: a borrowed :class:`Value`'s, or a temporary
+    tree built for one call (freed on exit). ``None`` gives NULL (no parameters)."""
+
+    __slots__ = ("_params", "_temp")
+
+    def __init__(self, params: Params) -> None:
+        self._params = params
+        self._temp: Optional[CHandle] = None
+
+    def __enter__(self) -> Any:
+        params = self._params
+        if params is None:
+            return None
+        if isinstance(params, Value):
+            return params._h.get()
+        self._temp = CHandle(_build_root(params), lib.raw.afs_value_free, "afs_value")
+        return self._temp.get()
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._temp is not None:
+            self._temp.close()
+
+
+# --------------------------------------------------------------------------------------
+# Building
+
+
+class _PathError(Exception):
+    """Internal: carries the path of the failing node up to the root."""
+
+
+def _describe_path(keys: List[Any]) -> str:
+    return "params" + "".join(f"[{k!r}]" for k in reversed(keys))
+
+
+def _with_path(e: SerializationError, keys: List[Any]) -> SerializationError:
+    cls = type(e)
+    new = cls.__new__(cls)
+    SerializationError.__init__(new, int(e.code), f"{_describe_path(keys)}: {e.message}",
+                                e.os_errno)
+    return new
+
+
+def _build_root(obj: Params) -> Any:
+    """An owned ``afs_value *`` for ``obj`` (raises on anything unrepresentable)."""
+    if _JSON_TRANSPORT and _json_eligible(obj, 0):
+        try:
+            text = json.dumps(obj, ensure_ascii=False, allow_nan=False, check_circular=False,
+                              separators=(",", ":")).encode("utf-8")
+        except (ValueError, UnicodeEncodeError):
+            pass  # NaN/infinity, lone surrogates: the node-by-node path reports them
+        else:
+            return lib.raw.afs_value_parse_json(text, len(text), byref(_ffi.afs_error()))
+    err = _ffi.afs_error()
+    builder = _Builder(byref(err))
+    try:
+        return builder.build(obj)
+    except SerializationError as e:
+        keys = getattr(e, "_afs_path", None)
+        if keys:
+            raise _with_path(e, keys) from None
+        raise
+
+
+def _json_eligible(obj: Any, depth: int) -> bool:
+    """True when ``json.dumps`` writes ``obj`` as a tree the JSON reader gives back as the
+    same values: exact builtin types, ``str`` keys, ints within int64, bounded depth."""
+    t = type(obj)
+    if t is str or t is float or t is bool or obj is None:
+        return True
+    if t is int:
+        return _INT64_MIN <= obj <= _INT64_MAX
+    if depth > _JSON_MAX_DEPTH:
+        return False
+    if t is dict:
+        for k, v in obj.items():
+            if type(k) is not str:
+                return False
+            tv = type(v)
+            if tv is str or tv is float or tv is bool or v is None:
+                continue
+            if not _json_eligible(v, depth + 1):
+                return False
+        return True
+    if t is list or t is tuple:
+        for v in obj:
+            tv = type(v)
+            if tv is str or tv is float or tv is bool or v is None:
+                continue
+            if not _json_eligible(v, depth + 1):
+                return False
+        return True
+    return False
+
+
+class _Builder:
+    """Builds a tree node by node with the plain ctypes functions (hot loop)."""
+
+    def __init__(self, eref: Any) -> None:
+        raw = lib.raw
+        self.eref = eref
+        self.new_string = raw.afs_value_new_string
+        self.new_int = raw.afs_value_new_int
+        self.new_double = raw.afs_value_new_double
+        self.new_bool = raw.afs_value_new_bool
+        self.new_null = raw.afs_value_new_null
+        self.new_data = raw.afs_value_new_data
+        self.new_dict = raw.afs_value_new_dict
+        self.new_array = raw.afs_value_new_array
+        self.new_set = raw.afs_value_new_set
+        self.dict_set = raw.afs_value_dict_set
+        self.append = raw.afs_value_append
+        self.free = raw.afs_value_free
+
+    def build(self, obj: Any, depth: int = 0) -> Any:
+        if isinstance(obj, str):
+            b = obj.encode("utf-8", "surrogatepass")
+            return self.new_string(b, len(b), self.eref)
+        if isinstance(obj, bool):
+            return self.new_bool(obj)
+        if isinstance(obj, int):
+            if not _INT64_MIN <= obj <= _INT64_MAX:
+                raise ValueOutOfRangeError(
+                    f"the integer {obj} is outside int64 ({_INT64_MIN}..{_INT64_MAX})")
+            return self.new_int(obj)
+        if isinstance(obj, float):
+            return self.new_double(obj)
+        if obj is None:
+            return self.new_null()
+        if isinstance(obj, (bytes, bytearray, memoryview)):
+            data = obj if type(obj) is bytes else bytes(obj)
+            return self.new_data(data, len(data))
+        if isinstance(obj, Value):
+            raise UnsupportedTypeError("a Value cannot be nested inside Python parameters; "
+                                       "pass it as the whole params argument")
+        is_mapping = isinstance(obj, Mapping)
+        is_set = not is_mapping and isinstance(obj, Set)
+        if not (is_mapping or is_set or isinstance(obj, Sequence)):
+            raise UnsupportedTypeError(
+                f"cannot represent {type(obj).__name__} as a parameter (use dict, list, tuple, "
+                "set, frozenset, str, bytes, int, float, bool or None)")
+        if depth >= MAX_DEPTH:
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT,
+                                       f"containers nested deeper than {MAX_DEPTH} levels")
+        # Containers are handled here, not in helper methods: one Python frame per level.
+        container = self.new_dict() if is_mapping else self.new_set() if is_set \
+            else self.new_array()
+        try:
+            if is_mapping:
+                new_string, dict_set, eref = self.new_string, self.dict_set, self.eref
+                for k, v in obj.items():
+                    if type(k) is str and type(v) is str:  # the common flat case, inline
+                        kb = k.encode("utf-8", "surrogatepass")
+                        vb = v.encode("utf-8", "surrogatepass")
+                        try:
+                            dict_set(container, kb, len(kb), new_string(vb, len(vb), eref), eref)
+                            continue
+                        except SerializationError:
+                            pass  # redone below, where the error gets its path
+                    try:
+                        if not isinstance(k, str):
+                            raise UnsupportedTypeError(
+                                f"dictionary keys must be str, not {type(k).__name__} ({k!r})")
+                        kb = k.encode("utf-8", "surrogatepass")
+                        self.dict_set(container, kb, len(kb), self.build(v, depth + 1), self.eref)
+                    except SerializationError as e:
+                        _push_path(e, k)
+                        raise
+            else:
+                for i, v in enumerate(obj):
+                    try:
+                        self.append(container, self.build(v, depth + 1), self.eref)
+                    except SerializationError as e:
+                        _push_path(e, v if is_set else i)
+                        raise
+        except BaseException:
+            self.free(container)
+            raise
+        return container
+
+
+def _push_path(e: SerializationError, key: Any) -> None:
+    keys = getattr(e, "_afs_path", None)
+    if keys is None:
+        keys = []
+        e._afs_path = keys  # type: ignore[attr-defined]
+    keys.append(key)
+
+
+def _probe_json_reader() -> bool:
+    """True when the loaded library's JSON reader works (a library built with a stand-in
+    reader would give back something else)."""
+    try:
+        v = lib.raw.afs_value_parse_json(b'{"a":[1]}', 9, byref(_ffi.afs_error()))
+    except Exception:
+        return False
+    try:
+        return lib.raw.afs_value_kind_of(v) == ValueKind.DICT
+    finally:
+        lib.raw.afs_value_free(v)
+
+
+#: Whether eligible trees travel as JSON text (see the module docstring).
+_JSON_TRANSPORT: bool = _probe_json_reader()
