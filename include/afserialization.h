@@ -262,6 +262,11 @@ AFS_API afs_status afs_serializer_set_header(afs_serializer *s, const char *fiel
                                              const char *value /* NULL removes */, afs_error *err);
 /** The default header `field` (case-insensitive), or NULL if unset. Owned: afs_free. */
 AFS_API char *afs_serializer_copy_header(const afs_serializer *s, const char *field);
+/** All default headers at one instant, in order, as `Name: value\r\n` lines (names are
+ *  tokens and values hold no CR or LF, so the text splits unambiguously). Consistent even
+ *  while other threads change the headers. Owned: afs_free. NULL for a NULL or wrong
+ *  handle. */
+AFS_API char *afs_serializer_copy_headers(const afs_serializer *s);
 /** Sets `Authorization: Basic base64(user:password)` (UTF-8 bytes, as AFNetworking).
  *  @return AFS_OK; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT for NULL arguments. */
 AFS_API afs_status afs_serializer_set_basic_auth(afs_serializer *s, const char *user,

@@ -1,10 +1,16 @@
 #!/usr/bin/env bash
-# The main job: builds the library and shows real requests as they go on the wire.
-#   scripts/demo.sh [BASE_URL]
+# The main job: builds the library and the curl example, starts a local HTTP server on
+# 127.0.0.1, prints a GET, a form POST, a JSON POST and a plist PUT as they go on the wire
+# and what the server parsed, then uploads a generated file as multipart/form-data from C
+# (libcurl over afs_body_stream_read/seek) and from Python (requests, with a progress bar),
+# checks what arrived, and stops the server.
+#   scripts/demo.sh [--size-mib N] [--url BASE]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 "$root/scripts/install-deps.sh"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j2 --target print_requests >&2
-exec build/print_requests "$@"
+cmake --build build -j2 --target upload_with_curl print_requests >&2
+export AFSERIALIZATION_LIBRARY="$root/build/lib/libafserialization.so"
+export AFS_UPLOAD_WITH_CURL="$root/build/upload_with_curl"
+exec python3 "$root/scripts/demo.py" "$@"

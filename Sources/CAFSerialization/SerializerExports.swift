@@ -51,6 +51,20 @@ public func afs_serializer_copy_header(_ s: OpaquePointer?, _ field: UnsafePoint
     return ownedCString(v)
 }
 
+@_cdecl("afs_serializer_copy_headers")
+public func afs_serializer_copy_headers(_ s: OpaquePointer?) -> UnsafeMutablePointer<CChar>? {
+    guard let h = peek(s, SerializerHandle.self) else { return nil }
+    let headers = h.state.withLock { $0.headers }
+    var out = ByteWriter(capacity: 256)
+    for (name, value) in headers {
+        out.append(name)
+        out.append(": " as StaticString)
+        out.append(value)
+        out.append("\r\n" as StaticString)
+    }
+    return out.takeCString()
+}
+
 @_cdecl("afs_serializer_set_basic_auth")
 public func afs_serializer_set_basic_auth(_ s: OpaquePointer?, _ user: UnsafePointer<CChar>?, _ password: UnsafePointer<CChar>?,
                                           _ err: UnsafeMutableRawPointer?) -> Int32 {

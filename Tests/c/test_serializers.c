@@ -120,6 +120,12 @@ static void test_header_setting(void) {
     CHECK_STR(v, "Actual Value");
     afs_free(v);
     CHECK(afs_serializer_copy_header(s, "Unset-Header") == NULL);
+    char *all = afs_serializer_copy_headers(s);
+    CHECK(all && strncmp(all, "Accept-Language: ", 17) == 0);
+    CHECK(all && strstr(all, "\r\nUser-Agent: ") != NULL);
+    CHECK(all && strlen(all) > 14 && strcmp(all + strlen(all) - 14, "Actual Value\r\n") == 0);
+    afs_free(all);
+    CHECK(afs_serializer_copy_headers(NULL) == NULL);
     CHECK_STATUS(afs_serializer_set_header(s, "SET-HEADER", NULL, &err), AFS_OK);   /* removal */
     CHECK(afs_serializer_copy_header(s, "Set-Header") == NULL);
     /* header injection is refused */

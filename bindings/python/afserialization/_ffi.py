@@ -201,6 +201,7 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_serializer_free", None, [c_serializer_p], None),
     ("afs_serializer_set_header", c_int, [c_serializer_p, c_char_p, c_char_p, _E], _STATUS),
     ("afs_serializer_copy_header", c_void_p, [c_serializer_p, c_char_p], _OPT_OWNED),
+    ("afs_serializer_copy_headers", c_void_p, [c_serializer_p], _OPT_OWNED),
     ("afs_serializer_set_basic_auth", c_int, [c_serializer_p, c_char_p, c_char_p, _E], _STATUS),
     ("afs_serializer_clear_authorization", None, [c_serializer_p], None),
     ("afs_serializer_set_uri_methods", c_int, [c_serializer_p, c_char_pp, c_size_t, _E], _STATUS),
