@@ -108,7 +108,7 @@ final class PropertyListTests: XCTestCase {
     }
 
     func testThatXMLIsByteForByteFoundationsForTreesWithoutReals() throws {
-        var rng = SplitMix64(seed: 0xF00D)
+        var rng = SeededGenerator(seed: 0xF00D)
         for n in 0..<40 {
             let tree = randomTree(&rng, depth: 0, options: [.noReals, .bmpKeys, .noCR])
             let ours = try PropertyListWriter.data(tree, format: .xml)
@@ -233,7 +233,7 @@ final class PropertyListTests: XCTestCase {
     // MARK: - Round trips through our own reader
 
     func testThatRandomTreesRoundTripThroughOurReader() throws {
-        var rng = SplitMix64(seed: 7)
+        var rng = SeededGenerator(seed: 7)
         for n in 0..<150 {
             let tree = randomTree(&rng, depth: 0, options: [])
             for format in [PropertyListFormat.xml, .binary] {
@@ -246,7 +246,7 @@ final class PropertyListTests: XCTestCase {
     // MARK: - Foundation reads what we write
 
     func testThatFoundationDecodesOurOutputToTheSameTree() throws {
-        var rng = SplitMix64(seed: 2024)
+        var rng = SeededGenerator(seed: 2024)
         var trees: [Value] = [
             ["key": "value"], [], [:], .data([]), 0, -1, .int(.min), .int(.max), "", "😀",
             .array((0..<40).map { .int(Int64($0) * 1_000_003) }),
@@ -267,7 +267,7 @@ final class PropertyListTests: XCTestCase {
     }
 
     func testThatWeDecodeFoundationsOutput() throws {
-        var rng = SplitMix64(seed: 99)
+        var rng = SeededGenerator(seed: 99)
         for n in 0..<40 {
             let tree = randomTree(&rng, depth: 0, options: [])
             for format in [PropertyListSerialization.PropertyListFormat.xml, .binary] {
@@ -291,7 +291,7 @@ final class PropertyListTests: XCTestCase {
         // Our trees, in both formats. "canon" trees have keys inserted in sorted order and
         // no NaN or -0.0 (plistlib merges 0.0 with -0.0 and never merges NaNs), so
         // plistlib's own binary for them must be byte-identical to ours.
-        var rng = SplitMix64(seed: 31337)
+        var rng = SeededGenerator(seed: 31337)
         var trees: [String: Value] = [:]
         for n in 0..<50 {
             let canon = n % 2 == 0
@@ -307,7 +307,7 @@ final class PropertyListTests: XCTestCase {
         let script = dir.appendingPathComponent("check.py")
         try Self.plistlibScript.write(to: script, atomically: true, encoding: .utf8)
         let started = Date()
-        let output = try runPython(script.path, dir.path)
+        let output = try runPython([script.path, dir.path])
         let report = try JSONSerialization.jsonObject(with: output) as! [String: Any]
         XCTAssertLessThan(Date().timeIntervalSince(started), 10)
 
@@ -634,7 +634,7 @@ final class PropertyListTests: XCTestCase {
     }
 
     func testThatTruncatedBinaryPlistsAreErrors() throws {
-        var rng = SplitMix64(seed: 5)
+        var rng = SeededGenerator(seed: 5)
         let sample = try PropertyListWriter.data(
             ["a": [1, 2.5, "é😀", .data([1, 2, 3]), true], "b": randomTree(&rng, depth: 1, options: []), "c": .array((0..<20).map { .int($0) })],
             format: .binary)
@@ -651,7 +651,7 @@ final class PropertyListTests: XCTestCase {
     }
 
     func testThatCorruptedBinaryPlistsNeverCrash() throws {
-        var rng = SplitMix64(seed: 0xBAD)
+        var rng = SeededGenerator(seed: 0xBAD)
         var samples: [[UInt8]] = []
         for _ in 0..<8 { samples.append(try PropertyListWriter.data(randomTree(&rng, depth: 1, options: []), format: .binary)) }
         samples.append(try PropertyListWriter.data(.array((0..<300).map { .string("s\($0)") }), format: .binary))
@@ -679,7 +679,7 @@ final class PropertyListTests: XCTestCase {
     }
 
     func testThatCorruptedXMLNeverCrashes() throws {
-        var rng = SplitMix64(seed: 0x5EED)
+        var rng = SeededGenerator(seed: 0x5EED)
         let sample = try PropertyListWriter.data(
             ["a": [1, -2.5, "é😀 &amp; <x>", .data(Array(0..<40)), true, [:], []], "b": ["c": ["d": "e"]]], format: .xml)
         let alphabet = Array("<>/&;#x[]!-?=\"' \tplistdickeyarraystringintegerrealtruefalsedata0123456789".utf8) + [0xC3, 0xA9, 0xFF, 0x0D]
@@ -834,40 +834,9 @@ final class PropertyListTests: XCTestCase {
         }
         XCTAssertThrowsError(try PropertyListReader.parse(UnsafeBufferPointer(start: nil, count: 0)))
     }
-
-    // MARK: - Helpers
-
-    func runPython(_ args: String...) throws -> Data {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3"] + args
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        if p.terminationStatus != 0 {
-            throw XCTSkip("python3 failed (\(p.terminationStatus)): \(String(decoding: errData, as: UTF8.self))")
-        }
-        return data
-    }
 }
 
 // MARK: - Random trees
-
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 private struct TreeOptions: OptionSet {
     let rawValue: Int
@@ -891,7 +860,7 @@ private let valuePieces = [
 private let keyPieces = ["a", "b", "Key", "z", "é", "日本", "&", "<", " ", "_", "1", "\u{FF61}", "😀", "\u{E000}", "\u{10000}"]
 private let bmpKeyPieces = ["a", "b", "Key", "z", "é", "日本", "&", "<", " ", "_", "1", "Ω"]
 
-private func randomTree(_ rng: inout SplitMix64, depth: Int, options: TreeOptions) -> Value {
+private func randomTree(_ rng: inout SeededGenerator, depth: Int, options: TreeOptions) -> Value {
     func pick<T>(_ a: [T]) -> T { a[Int(rng.next() % UInt64(a.count))] }
     func text(_ pieces: [String], max: Int) -> String {
         var s = ""

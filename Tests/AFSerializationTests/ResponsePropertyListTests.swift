@@ -88,7 +88,7 @@ final class ResponsePropertyListSerializerTests: XCTestCase {
 
     /// One Python run writes every case in both formats, with the expected tree in tagged JSON.
     func testThatWhatPlistlibWritesDecodesInBothFormats() throws {
-        let out = try runPython(plistlibCases)
+        let out = try runPython(["-c", plistlibCases])
         var cases = 0
         for line in String(decoding: out, as: UTF8.self).split(separator: "\n") {
             let record = try JSONParser.parse(String(line))
@@ -130,23 +130,6 @@ final class ResponsePropertyListSerializerTests: XCTestCase {
             return .dict(out)
         default: throw AFSError(.invalidArgument, "bad tag \(t)")
         }
-    }
-
-    private func runPython(_ script: String) throws -> Data {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", "-c", script]
-        let out = Pipe(), err = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        try p.run()
-        let data = out.fileHandleForReading.readDataToEndOfFile()
-        let errData = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        if p.terminationStatus != 0 {
-            throw XCTSkip("python3 failed (\(p.terminationStatus)): \(String(decoding: errData, as: UTF8.self))")
-        }
-        return data
     }
 }
 
