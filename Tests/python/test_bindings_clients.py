@@ -13,8 +13,8 @@ import pytest
 import afserialization as afs
 from afserialization import _ffi
 
-requests = pytest.importorskip("requests")
-urllib3 = pytest.importorskip("urllib3")
+import requests  # noqa: E402  (scripts/install-deps.sh installs it)
+import urllib3  # noqa: E402
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -15,12 +15,13 @@ import threading
 
 import pytest
 
-UPLOAD = os.environ.get("AFS_UPLOAD_WITH_CURL")
-if not UPLOAD:
-    pytest.skip("AFS_UPLOAD_WITH_CURL is not set (path to the compiled examples/upload_with_curl)",
-                allow_module_level=True)
+# The compiled examples/upload_with_curl: AFS_UPLOAD_WITH_CURL, else the CMake build tree.
+UPLOAD = os.environ.get("AFS_UPLOAD_WITH_CURL") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "upload_with_curl")
+if not os.access(UPLOAD, os.X_OK):
+    raise RuntimeError(f"upload_with_curl not found at {UPLOAD}: build it (cmake --build build) "
+                       "or set AFS_UPLOAD_WITH_CURL")
 
-werkzeug = pytest.importorskip("werkzeug", reason="werkzeug is not installed")
 from werkzeug.serving import make_server  # noqa: E402
 from werkzeug.wrappers import Request, Response  # noqa: E402
 

@@ -22,12 +22,15 @@ import tempfile
 
 import pytest
 
-LIB_PATH = os.environ.get("AFSERIALIZATION_LIBRARY")
-if not LIB_PATH:
-    pytest.skip("AFSERIALIZATION_LIBRARY is not set (path to libafserialization.so)", allow_module_level=True)
+# The library: AFSERIALIZATION_LIBRARY, else the build tree of scripts/build-library.sh.
+LIB_PATH = os.environ.get("AFSERIALIZATION_LIBRARY") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", "lib", "libafserialization.so")
+if not os.path.exists(LIB_PATH):
+    raise RuntimeError(f"libafserialization.so not found at {LIB_PATH}: run scripts/build-library.sh "
+                       "or set AFSERIALIZATION_LIBRARY")
 
-multipart = pytest.importorskip("multipart", reason="the 'multipart' package is not installed")
-python_multipart = pytest.importorskip("python_multipart", reason="the 'python-multipart' package is not installed")
+import multipart  # noqa: E402  (scripts/install-deps.sh installs both parsers)
+import python_multipart  # noqa: E402
 from python_multipart.multipart import MultipartParser as PMParser  # noqa: E402
 from python_multipart.multipart import parse_options_header  # noqa: E402
 
