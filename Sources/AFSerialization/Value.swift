@@ -99,18 +99,20 @@ extension Value {
     /// Appends to an array, or adds to a set (a member already there is a successful no-op).
     /// - Throws: `AFSError` `.invalidArgument` when `self` is neither. C: `afs_value_append`.
     public mutating func append(_ value: Value) throws {
-        switch self {
-        case .array(var a):
-            self = .null
+        // `guard case` rather than `switch`: a switch keeps its subject (and so a second
+        // reference to the buffer) alive to the end, and every append would copy the array.
+        if case .array(var a) = self {
+            self = .null  // drop our reference so `a` is uniquely owned and grows in place
             a.append(value)
             self = .array(a)
-        case .set(var s):
-            self = .null
-            s.insert(value)
-            self = .set(s)
-        default:
+            return
+        }
+        guard case .set(var s) = self else {
             throw AFSError.invalidArgument("cannot append: the value is \(kind.article), not an array or a set")
         }
+        self = .null
+        s.insert(value)
+        self = .set(s)
     }
 }
 

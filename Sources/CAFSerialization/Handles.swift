@@ -21,8 +21,17 @@ class Handle {
 /// dropped when the value changes: borrowed pointers live until the value is freed or
 /// changed.
 final class ValueHandle: Handle {
-    var value: Value {
-        didSet { children = nil; keyCopies = nil; scalarCopy = nil }
+    /// The tree. Change it only through `mutate`, which drops what was lent out. (No
+    /// `didSet` here: an observed property is copied out and written back on every in-place
+    /// change, which would copy the whole container on each dict_set/append.)
+    private(set) var value: Value
+
+    /// Changes the value in place and drops the borrowed handles and copies lent out.
+    func mutate<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        children = nil
+        keyCopies = nil
+        scalarCopy = nil
+        return try body(&value)
     }
     /// Nesting depth of `value` (scalars 0, containers 1 + their deepest member), kept up
     /// to date by `afs_value_dict_set`/`afs_value_append` so that trees deeper than

@@ -54,7 +54,7 @@ private func insert(_ member: (Value, depth: Int), into container: ValueHandle, 
     guard depth <= Value.maxDepth else {
         throw AFSError(.invalidArgument, "nesting deeper than \(Value.maxDepth) levels")
     }
-    try insert(&container.value, member.0)
+    try container.mutate { try insert(&$0, member.0) }
     container.depth = depth
 }
 
