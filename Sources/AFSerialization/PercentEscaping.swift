@@ -75,6 +75,7 @@ public enum PercentEscaping {
         let n = src.count
         guard n > 0, let s = src.baseAddress else { return true }
         out.reserve(n &* 3 &+ 1)  // +1: the 4-byte store of the last byte
+        out.prefault(n)  // at least n bytes will be written
         var d = UnsafeMutableRawPointer(out.base + out.count)
         var state: UInt64 = 0
         (spaceAsPlus ? escapeTablePlus : escapeTable).withUnsafeBufferPointer { entries in
