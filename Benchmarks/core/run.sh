@@ -25,5 +25,5 @@ for name, peer, nbytes, sec in rows:
     mbs = int(nbytes) / s / 1e6
     ratio = s / base[name] if name in base else float("nan")
     print(f"{name:<22} {peer:<26} {s * 1e3:>10.2f} {mbs:>10.1f} {ratio:>7.2f}x")
-print("(MB/s: output bytes for escaping, query and JSON rows; 'vs afs': time relative to the library)")
+print("(MB/s: input bytes for escaping, output bytes for query strings and JSON; 'vs afs': time relative to the library)")
 PY
