@@ -54,7 +54,7 @@ def test_python_side_classes_are_also_builtin_exceptions():
     assert issubclass(afs.HandleClosedError, afs.StateError)
     assert issubclass(afs.UnsupportedTypeError, TypeError)
     assert issubclass(afs.ValueOutOfRangeError, OverflowError)
-    assert issubclass(afs.MissingFunctionError, NotImplementedError)
+    assert issubclass(afs.MissingFunctionError, AttributeError)
 
 
 def test_missing_functions_raise_clearly():

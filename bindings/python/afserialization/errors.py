@@ -181,9 +181,10 @@ class ValueOutOfRangeError(InvalidArgumentError, OverflowError):
         super().__init__(Status.INVALID_ARGUMENT, message)
 
 
-class MissingFunctionError(SerializationError, NotImplementedError):
+class MissingFunctionError(SerializationError, AttributeError):
     """The loaded ``libafserialization.so`` does not export a function of the contract
-    (an older build). Names the function and the library path."""
+    (an older build). Names the function and the library path. An ``AttributeError`` too,
+    as ctypes raises for a missing symbol."""
 
     def __init__(self, function: str, library: str) -> None:
         self.function = function

@@ -82,8 +82,9 @@ class RequestHeaders(MutableMapping):
                  lib.afs_request_header_value(ptr, i).decode("utf-8")) for i in range(n)]
 
     def __eq__(self, other: object) -> bool:
+        """Equal to any mapping with the same fields, names compared case-insensitively."""
         if not isinstance(other, Mapping):
-            return NotImplemented
+            return False
         mine = {k.lower(): v for k, v in self.items()}
         theirs = {str(k).lower(): v for k, v in other.items()}
         return mine == theirs
