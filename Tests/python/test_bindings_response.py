@@ -94,6 +94,12 @@ def test_http_defaults_and_body_as_bytes():
     assert rs.response_object(200, None, None) is None
 
 
+def test_http_error_document_is_the_body():
+    with pytest.raises(afs.UnacceptableStatusError) as info:
+        afs.HTTPResponseSerializer().response_object(410, "text/html", b"<h1>Gone</h1>")
+    assert info.value.document == b"<h1>Gone</h1>" and "gone (410)" in info.value.message
+
+
 def test_status_ranges():
     rs = afs.HTTPResponseSerializer()
     rs.acceptable_status_codes = [range(200, 300), 404, range(500, 503)]
