@@ -60,6 +60,22 @@ def test_headers_setter_replaces_all(s):
     assert "SerializerHeaders" in repr(s.headers)
 
 
+def test_headers_enumerate_what_c_set(s):
+    # set behind the mapping's back, as C code sharing the serializer would
+    _ffi.lib.afs_serializer_set_header(s._h.get(), b"X-From-C", b"a: b")
+    _ffi.lib.afs_serializer_set_basic_auth(s._h.get(), b"u", b"p")
+    assert list(s.headers) == ["Accept-Language", "User-Agent", "X-From-C", "Authorization"]
+    assert s.headers.items()[2:] == [("X-From-C", "a: b"), ("Authorization", "Basic dTpw")]
+    assert len(s.headers) == 4 and s.headers.copy()["X-From-C"] == "a: b"
+    _ffi.lib.afs_serializer_set_header(s._h.get(), b"x-from-c", None)
+    _ffi.lib.afs_serializer_clear_authorization(s._h.get())
+    assert list(s.headers) == ["Accept-Language", "User-Agent"]
+    s.headers["Empty"] = ""
+    assert s.headers.items()[-1] == ("Empty", "") and dict(s.headers)["Empty"] == ""
+    del s.headers["Accept-Language"], s.headers["User-Agent"], s.headers["empty"]
+    assert list(s.headers) == [] and len(s.headers) == 0 and dict(s.headers) == {}
+
+
 def test_request_headers_do_not_override_request_ones(s):
     s.headers["Content-Type"] = "text/plain"
     r = s.request("POST", URL, {"a": 1})

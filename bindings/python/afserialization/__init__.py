@@ -1,4 +1,5 @@
-"""AFSerialization for Python: AFNetworking's request serialization through ctypes.
+"""AFSerialization for Python: AFNetworking's request and response serialization through
+ctypes.
 
 Build requests exactly as AFNetworking does — query strings, form, JSON and property-list
 bodies, streaming ``multipart/form-data`` — and send them with any HTTP client::
@@ -12,6 +13,14 @@ bodies, streaming ``multipart/form-data`` — and send them with any HTTP client
         form.append_file("photo.jpg", "photo")
         with form.finish() as request:
             requests.post(request.url, data=request.body_stream, headers=request.headers)
+
+Validate and decode what comes back with a response serializer (plain Python objects)::
+
+    from afserialization import JSONResponseSerializer
+
+    r = requests.get("http://127.0.0.1:8000/users/1")
+    user = JSONResponseSerializer().response_object(
+        r.status_code, r.headers.get("Content-Type"), r.content)
 
 The shared library ``libafserialization.so`` ships inside this package; the environment
 variable ``AFSERIALIZATION_LIBRARY`` (a path) overrides it when the package is imported.
@@ -31,6 +40,8 @@ from .helpers import library_version, percent_escape, query_string
 from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
                         MultipartForm)
 from .request import Request, RequestHeaders
+from .response import (CompoundResponseSerializer, HTTPResponseSerializer, JSONReadingOptions,
+                       JSONResponseSerializer, PropertyListResponseSerializer)
 from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequestSerializer,
                           JSONWritingOptions, PropertyListFormat, PropertyListRequestSerializer,
                           SerializerHeaders, SpaceStyle, StringEncoding)
@@ -43,6 +54,9 @@ __all__ = [
     "HTTPRequestSerializer", "JSONRequestSerializer", "PropertyListRequestSerializer",
     "SerializerHeaders", "Request", "RequestHeaders", "MultipartForm", "BodyStream",
     "Value", "ValueKind",
+    # response serializers
+    "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
+    "CompoundResponseSerializer", "JSONReadingOptions",
     # options
     "ArrayStyle", "BoolStyle", "SpaceStyle", "StringEncoding", "JSONWritingOptions",
     "PropertyListFormat", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",

@@ -14,7 +14,9 @@ Each declared function is exposed on :data:`lib` as a small wrapper that
 * re-raises an exception that a Python callback stored while C was calling it (the callback
   itself returned an error value to C), chained to the library's error when there is one.
 
-The undecorated ctypes functions are on ``lib.raw`` for the few hot loops that need them.
+The undecorated ctypes functions are on ``lib.raw`` for the few hot loops that need them;
+``lib.untyped(name)`` derives from the same declaration a variant taking and returning
+handles as plain ``int`` addresses (the value-tree walk, one call per node).
 Functions the loaded library does not export (an older build) are stubs raising
 :class:`~afserialization.errors.MissingFunctionError`; ``lib.missing`` lists them.
 
@@ -57,11 +59,16 @@ class afs_error(Structure):
 c_error_p = POINTER(afs_error)
 
 
+_OPAQUE_TYPES: List[Any] = []
+
+
 def _opaque(name: str) -> Any:
     """A distinct ctypes pointer type for one opaque C handle: passing a pointer of another
     handle type raises (ctypes checks pointer types), instead of crashing in C."""
     struct = type(name, (Structure,), {})
-    return POINTER(struct)
+    pointer_type = POINTER(struct)
+    _OPAQUE_TYPES.append(pointer_type)
+    return pointer_type
 
 
 c_value_p = _opaque("afs_value")
@@ -302,6 +309,9 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_value_get_data", c_void_p, [c_value_p, c_size_p], None),
 ]
 
+_BY_NAME: Dict[str, Tuple[str, Any, Sequence[Any], Optional[str]]] = {
+    d[0]: d for d in _DECLARATIONS}
+
 #: Functions of the multipart and body-stream sections (the ones that landed last).
 MULTIPART_FUNCTIONS: FrozenSet[str] = frozenset(
     name for name, *_ in _DECLARATIONS
@@ -393,6 +403,29 @@ class Library:
     def has(self, *names: str) -> bool:
         """True when the library exports every one of ``names``."""
         return all(hasattr(self.raw, n) and n not in self.missing for n in names)
+
+    def untyped(self, name: str, restype: Any = None) -> Any:
+        """A second ctypes function object for the declared function ``name``, for hot loops:
+        every opaque handle type of its declaration becomes ``c_void_p``, so handles go in
+        and come out as plain ``int`` addresses instead of one pointer object per call.
+        ``restype``, when given, replaces the declared result type (``c_char_p`` reads a
+        NUL-terminated borrowed string as ``bytes`` in the same call). No ``errcheck``, no
+        wrapper: the caller owns every check. The declaration itself stays the one in
+        ``_DECLARATIONS``.
+
+        Raises:
+            MissingFunctionError: the loaded library does not export ``name``.
+            KeyError: ``name`` is not a declared function.
+        """
+        declaration = _BY_NAME[name]
+        self.require(name)
+        _, declared_restype, argtypes, _ = declaration
+        f = self.cdll[name]  # indexing makes a new function object (attributes are cached)
+        f.argtypes = [c_void_p if t in _OPAQUE_TYPES else t for t in argtypes]
+        if restype is None:
+            restype = c_void_p if declared_restype in _OPAQUE_TYPES else declared_restype
+        f.restype = restype
+        return f
 
     def require(self, *names: str) -> None:
         """Raises :class:`MissingFunctionError` for the first of ``names`` not exported."""

@@ -17,7 +17,7 @@ an :class:`OverflowError`.
 from __future__ import annotations
 
 import enum
-from typing import Dict, Optional, Type
+from typing import Any, Dict, Optional, Type
 
 __all__ = [
     "Status", "SerializationError",
@@ -152,9 +152,30 @@ UnsupportedError = _status_class(
     "AFS_E_UNSUPPORTED: e.g. rewinding over a stream part that cannot rewind.")
 NoMemoryError = _status_class(
     "NoMemoryError", Status.NO_MEMORY, "AFS_E_NO_MEMORY: an allocation failed.")
-UnacceptableStatusError = _status_class(
-    "UnacceptableStatusError", Status.UNACCEPTABLE_STATUS,
-    "AFS_E_UNACCEPTABLE_STATUS: a response status outside the acceptable ranges.")
+
+
+class UnacceptableStatusError(SerializationError):
+    """AFS_E_UNACCEPTABLE_STATUS: a response status outside the acceptable ranges
+    ("Request failed: not found (404)").
+
+    Attributes:
+        status_code: the response's status code (``None`` when not raised by a response
+            serializer).
+        document: the decoded body (the server's error document, as plain Python objects)
+            when :meth:`~afserialization.HTTPResponseSerializer.response_object` could
+            decode it; ``None`` when the body was empty, could not be decoded (the message
+            then says why), or after :meth:`~afserialization.HTTPResponseSerializer.validate`,
+            which decodes nothing.
+    """
+
+    status = Status.UNACCEPTABLE_STATUS
+    status_code: Optional[int] = None
+    document: Any = None
+
+    def __reduce__(self):  # keeps status_code and document
+        rebuild, args = super().__reduce__()
+        return (rebuild, args, {"status_code": self.status_code, "document": self.document})
+
 UnacceptableContentTypeError = _status_class(
     "UnacceptableContentTypeError", Status.UNACCEPTABLE_CONTENT_TYPE,
     "AFS_E_UNACCEPTABLE_CONTENT_TYPE: a response MIME type that is not acceptable.")

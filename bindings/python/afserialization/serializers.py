@@ -8,7 +8,7 @@ import enum
 import threading
 from collections.abc import MutableMapping
 from typing import (TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List,
-                    Optional, Type, TypeVar, Union)
+                    Optional, Tuple, Type, TypeVar, Union)
 
 from . import _ffi
 from ._ffi import QUERY_FN, c_char_p, lib
@@ -170,10 +170,12 @@ class _Calling:
 class SerializerHeaders(MutableMapping):
     """The serializer's default headers (``HTTPRequestHeaders``), case-insensitive.
 
-    Values always come from the C serializer (``afs_serializer_copy_header``). The C API
-    has no way to list a serializer's headers, so the names are remembered on the Python
-    side: the defaults (``Accept-Language``, ``User-Agent``), everything set through this
-    mapping, and ``Authorization`` from :meth:`HTTPRequestSerializer.set_basic_auth`.
+    A live view of the C serializer: every read asks it. Names and order come from
+    ``afs_serializer_copy_headers`` (one consistent snapshot per iteration, ``len`` or
+    :meth:`items`), so the defaults (``Accept-Language``, ``User-Agent``), headers set
+    through this mapping, ``Authorization`` from :meth:`HTTPRequestSerializer.set_basic_auth`
+    and headers set on the same C serializer by C code all appear; single values come from
+    ``afs_serializer_copy_header``.
     """
 
     __slots__ = ("_owner",)
@@ -182,14 +184,15 @@ class SerializerHeaders(MutableMapping):
         """Internal: use :attr:`HTTPRequestSerializer.headers`."""
         self._owner = owner
 
-    def _remember(self, name: str) -> None:
-        names = self._owner._header_names
-        if not any(n.lower() == name.lower() for n in names):
-            names.append(name)
-
-    def _forget(self, name: str) -> None:
-        names = self._owner._header_names
-        names[:] = [n for n in names if n.lower() != name.lower()]
+    def _snapshot(self) -> List[Tuple[str, str]]:
+        """Every header at one instant, in order, as ``(name, value)`` pairs."""
+        text = lib.afs_serializer_copy_headers(self._owner._h.get()) or ""
+        pairs = []
+        for line in text.split("\r\n"):
+            if line:
+                name, _, value = line.partition(": ")  # names are tokens: no ':' inside
+                pairs.append((name, value))
+        return pairs
 
     def __getitem__(self, name: str) -> str:
         if not isinstance(name, (str, bytes)):
@@ -208,14 +211,12 @@ class SerializerHeaders(MutableMapping):
                                       cstr(name, "header name", InvalidHeaderError),
                                       cstr(value, f"the value of header {name!r}",
                                            InvalidHeaderError))
-        self._remember(name if isinstance(name, str) else name.decode("utf-8"))
 
     def __delitem__(self, name: str) -> None:
         if name not in self:
             raise KeyError(name)
         lib.afs_serializer_set_header(self._owner._h.get(),
                                       cstr(name, "header name", InvalidHeaderError), None)
-        self._forget(name)
 
     def __contains__(self, name: object) -> bool:
         try:
@@ -225,17 +226,22 @@ class SerializerHeaders(MutableMapping):
         return True
 
     def __iter__(self) -> Iterator[str]:
-        ptr = self._owner._h.get()
-        present = [n for n in self._owner._header_names
-                   if lib.afs_serializer_copy_header(ptr, n.encode("utf-8")) is not None]
-        return iter(present)
+        return iter([name for name, _ in self._snapshot()])
 
     def __len__(self) -> int:
         """The number of headers set."""
-        return sum(1 for _ in self)
+        return len(self._snapshot())
+
+    def items(self) -> Any:
+        """``(name, value)`` pairs in order, from one snapshot of the C serializer."""
+        return self._snapshot()
+
+    def copy(self) -> Dict[str, str]:
+        """A plain ``dict`` snapshot (names as the serializer spells them)."""
+        return dict(self._snapshot())
 
     def __repr__(self) -> str:
-        return f"SerializerHeaders({dict(self)!r})"
+        return f"SerializerHeaders({dict(self._snapshot())!r})"
 
 
 # --------------------------------------------------------------------------------------
@@ -257,10 +263,6 @@ class HTTPRequestSerializer:
         headers, URI methods GET/HEAD/DELETE, UTF-8, NSURLRequest's properties."""
         self._h = CHandle(lib.afs_serializer_new(self._KIND), lib.raw.afs_serializer_free,
                           "afs_serializer")
-        ptr = self._h.get()
-        self._header_names: List[str] = [
-            n for n in ("Accept-Language", "User-Agent")
-            if lib.afs_serializer_copy_header(ptr, n.encode()) is not None]
         self._uri_methods: FrozenSet[str] = frozenset(("GET", "HEAD", "DELETE"))
         self._string_encoding = StringEncoding.UTF8
         self._styles = (ArrayStyle.BRACKETS, BoolStyle.NUMERIC, SpaceStyle.PERCENT)
@@ -327,12 +329,10 @@ class HTTPRequestSerializer:
         """Sets ``Authorization: Basic base64(username:password)``."""
         lib.afs_serializer_set_basic_auth(self._h.get(), cstr(username, "username"),
                                           cstr(password, "password"))
-        SerializerHeaders(self)._remember("Authorization")
 
     def clear_authorization(self) -> None:
         """Removes the ``Authorization`` header."""
         lib.afs_serializer_clear_authorization(self._h.get())
-        SerializerHeaders(self)._forget("Authorization")
 
     # -- behaviour ------------------------------------------------------------------------
 

@@ -24,6 +24,12 @@ an int outside int64 raises :class:`~afserialization.ValueOutOfRangeError` (an
 Python's ``surrogatepass`` gives and fails there with
 :class:`~afserialization.InvalidUTF8Error`. Errors name the path, e.g. ``params['a'][2]``.
 
+Back to Python (:meth:`Value.to_python`, and every decoded response): dictionary ``dict``
+(keys in order), array ``list``, string ``str``, data ``bytes``, bool, integer ``int``,
+double ``float``, null ``None``; a set becomes a ``frozenset`` when its members are
+hashable and stay distinct in Python (``1``, ``1.0`` and ``True`` are three members of a C
+set but one of a Python set), otherwise a ``list`` in the set's order.
+
 Transport: a tree of only exact ``dict``/``list``/``tuple``/``str``/``int``/``float``/
 ``bool``/``None`` crosses the FFI boundary once, as JSON text written by the C-accelerated
 ``json`` module and read by ``afs_value_parse_json`` (its reader keeps key order, and an
@@ -34,9 +40,10 @@ from __future__ import annotations
 
 import enum
 import json
+import threading
 from collections.abc import Mapping, Sequence, Set
-from ctypes import byref
-from typing import Any, List, Optional
+from ctypes import byref, c_char_p, c_size_t, c_void_p, cast, string_at
+from typing import Any, List, Optional, Tuple
 
 from . import _ffi
 from ._ffi import lib
@@ -44,7 +51,7 @@ from ._handle import CHandle
 from .errors import (InvalidArgumentError, SerializationError, Status, UnsupportedTypeError,
                      ValueOutOfRangeError)
 
-__all__ = ["Value", "ValueKind", "Params"]
+__all__ = ["Value", "ValueKind", "Params", "tree_to_python"]
 
 #: What ``params`` arguments accept.
 Params = Any
@@ -105,6 +112,19 @@ class Value:
     def kind(self) -> ValueKind:
         """The kind of the root value."""
         return ValueKind(lib.afs_value_kind_of(self._h.get()))
+
+    def to_python(self) -> Any:
+        """The tree as plain Python objects (a new ``dict``/``list``/``str``/``int``/
+        ``float``/``bool``/``bytes``/``None`` tree; sets as described in the module
+        docstring). Walks the C tree with the ``afs_value_*`` accessors, which keep a
+        borrowed handle per member inside the tree until it is freed. Calls on one
+        ``Value`` from several threads take turns (the C tree is one thread at a time)."""
+        ptr = self._h.get()
+        lock = self._h.keepalive.get("walk")
+        if lock is None:
+            lock = self._h.keepalive.setdefault("walk", threading.Lock())
+        with lock:
+            return tree_to_python(cast(ptr, c_void_p).value)
 
     @property
     def closed(self) -> bool:
@@ -332,3 +352,177 @@ def _probe_json_reader() -> bool:
 
 #: Whether eligible trees travel as JSON text (see the module docstring).
 _JSON_TRANSPORT: bool = _probe_json_reader()
+
+
+# --------------------------------------------------------------------------------------
+# Walking a C tree into Python objects
+
+_NULL, _BOOL, _INT, _DOUBLE, _STRING, _DATA, _ARRAY, _SET, _DICT = range(9)
+
+
+class _Accessors:
+    """The walking functions, each an address-typed variant (``lib.untyped``): one plain
+    ctypes call per accessor, no pointer objects. Strings and keys come back as ``bytes``
+    through ``c_char_p`` (NUL-terminated); when the length written to ``*len`` differs, the
+    text holds a NUL and is read again through its address and length."""
+
+    __slots__ = ("kind_of", "count", "at", "key_at", "key_address", "get_string",
+                 "string_address", "get_data", "get_int", "get_double", "get_bool")
+
+    def __init__(self) -> None:
+        u = lib.untyped
+        self.kind_of = u("afs_value_kind_of")
+        self.count = u("afs_value_count")
+        self.at = u("afs_value_at")
+        self.key_at = u("afs_value_key_at", c_char_p)
+        self.key_address = u("afs_value_key_at")
+        self.get_string = u("afs_value_get_string", c_char_p)
+        self.string_address = u("afs_value_get_string")
+        self.get_data = u("afs_value_get_data")
+        self.get_int = u("afs_value_get_int")
+        self.get_double = u("afs_value_get_double")
+        self.get_bool = u("afs_value_get_bool")
+
+
+_accessors: Optional[_Accessors] = None
+
+
+def _get_accessors() -> _Accessors:
+    global _accessors
+    if _accessors is None:
+        _accessors = _Accessors()
+    return _accessors
+
+
+def _set_value(members: List[Any]) -> Any:
+    """A decoded set: a ``frozenset`` when that keeps every member, else the ``list``."""
+    try:
+        result = frozenset(members)
+    except TypeError:  # a dict, a list, or a set that stayed a list
+        return members
+    return result if len(result) == len(members) else members
+
+
+def tree_to_python(root: int) -> Any:
+    """Plain Python objects for the ``afs_value`` at address ``root`` (borrowed: not freed).
+
+    Iterative, so any depth the library accepts converts without recursion: each container
+    is created empty, placed into its parent at once (so order is kept), and filled when it
+    comes off a work list. Per member it makes one ``afs_value_at``, one
+    ``afs_value_kind_of`` and one accessor call (plus ``afs_value_key_at`` in dictionaries);
+    repeated keys are decoded once. Sets are turned into ``frozenset`` (or left as lists)
+    at the end, innermost first.
+    """
+    a = _get_accessors()
+    kind_of, count, at = a.kind_of, a.count, a.at
+    key_at, key_address = a.key_at, a.key_address
+    get_string, string_address = a.get_string, a.string_address
+    get_int, get_double, get_bool, get_data = a.get_int, a.get_double, a.get_bool, a.get_data
+    length = c_size_t()
+    lref = byref(length)
+
+    k = kind_of(root)
+    if k == _DICT:
+        out: Any = {}
+    elif k == _ARRAY or k == _SET:
+        out = []
+    elif k == _STRING:
+        s = get_string(root, lref)
+        if len(s) != length.value:
+            s = string_at(string_address(root, lref), length.value)
+        return s.decode()
+    elif k == _INT:
+        return get_int(root)
+    elif k == _DOUBLE:
+        return get_double(root)
+    elif k == _BOOL:
+        return get_bool(root)
+    elif k == _DATA:
+        address = get_data(root, lref)
+        return string_at(address, length.value)
+    else:
+        return None
+
+    sets: List[Tuple[Any, Any, List[Any]]] = []
+    if k == _SET:
+        sets.append((None, None, out))
+    keys: dict = {}
+    work: List[Tuple[int, Any]] = [(root, out)]
+    pop, push = work.pop, work.append
+    while work:
+        p, container = pop()
+        n = count(p)
+        if type(container) is dict:
+            for i in range(n):
+                kb = key_at(p, i, lref)
+                if len(kb) != length.value:  # a NUL inside the key
+                    kb = string_at(key_address(p, i, lref), length.value)
+                key = keys.get(kb)
+                if key is None:
+                    key = keys[kb] = kb.decode()
+                c = at(p, i)
+                k = kind_of(c)
+                if k == _STRING:
+                    s = get_string(c, lref)
+                    if len(s) != length.value:
+                        s = string_at(string_address(c, lref), length.value)
+                    v: Any = s.decode()
+                elif k == _INT:
+                    v = get_int(c)
+                elif k == _DICT:
+                    v = {}
+                    push((c, v))
+                elif k == _DOUBLE:
+                    v = get_double(c)
+                elif k == _ARRAY:
+                    v = []
+                    push((c, v))
+                elif k == _BOOL:
+                    v = get_bool(c)
+                elif k == _NULL:
+                    v = None
+                elif k == _DATA:
+                    v = string_at(get_data(c, lref), length.value)
+                else:  # _SET
+                    v = []
+                    push((c, v))
+                    sets.append((container, key, v))
+                container[key] = v
+        else:
+            append = container.append
+            for i in range(n):
+                c = at(p, i)
+                k = kind_of(c)
+                if k == _STRING:
+                    s = get_string(c, lref)
+                    if len(s) != length.value:
+                        s = string_at(string_address(c, lref), length.value)
+                    v = s.decode()
+                elif k == _INT:
+                    v = get_int(c)
+                elif k == _DICT:
+                    v = {}
+                    push((c, v))
+                elif k == _DOUBLE:
+                    v = get_double(c)
+                elif k == _ARRAY:
+                    v = []
+                    push((c, v))
+                elif k == _BOOL:
+                    v = get_bool(c)
+                elif k == _NULL:
+                    v = None
+                elif k == _DATA:
+                    v = string_at(get_data(c, lref), length.value)
+                else:  # _SET
+                    v = []
+                    push((c, v))
+                    sets.append((container, i, v))
+                append(v)
+    for parent, slot, members in reversed(sets):
+        value = _set_value(members)
+        if parent is None:
+            out = value
+        else:
+            parent[slot] = value
+    return out
