@@ -60,12 +60,12 @@ static void write_file(const char *dir, const char *name, const void *data, size
 static void bench_escape(const char *dir, const char *name, const unsigned char *s, size_t n) {
     double t;
     char *out = NULL;
-    TIME_BEST(3, t, { out = afs_percent_escape((const char *)s, n, NULL); if (!out) exit(1); afs_free(out); });
+    TIME_BEST(5, t, { out = afs_percent_escape((const char *)s, n, NULL); if (!out) exit(1); afs_free(out); });
     emit(name, "afs_percent_escape", n, t);
-    TIME_BEST(3, t, { out = c_escape(s, n); free(out); });
+    TIME_BEST(5, t, { out = c_escape(s, n); free(out); });
     emit(name, "C table loop -O2", n, t);
     CURL *curl = curl_easy_init();
-    TIME_BEST(3, t, { out = curl_easy_escape(curl, (const char *)s, (int)n); curl_free(out); });
+    TIME_BEST(5, t, { out = curl_easy_escape(curl, (const char *)s, (int)n); curl_free(out); });
     curl_easy_cleanup(curl);
     emit(name, "curl_easy_escape", n, t);
     char file[64];
