@@ -286,6 +286,7 @@ static void read_survives(const char *spec, size_t chunk) {
     EXPECT(same(&got, fx.ref.p, fx.ref.n));
     EXPECT(afs_body_stream_position(fx.bs) == fx.ref.n);
     cur->status = afs_body_stream_error(fx.bs, NULL);
+    snprintf(cur->message, sizeof cur->message, "the body is byte for byte the one read without faults");
     free(got.p);
     teardown(&fx);
 }
@@ -376,6 +377,7 @@ static void replaced(const char *how) {
         EXPECT(now.n == BIG && got.n == fx.ref.n && memcmp(got.p + fx.big_at, now.p, BIG) == 0);
         EXPECT(memcmp(got.p, fx.ref.p, fx.big_at) == 0);
         free(now.p);
+        snprintf(cur->message, sizeof cur->message, "cannot be detected: the replacement's bytes are sent, length and framing intact");
     } else {
         EXPECT(rc == -1);
         failed_read_is_clean(&fx, &got, fds, strcmp(how, "other-size") == 0 ? AFS_E_LENGTH_MISMATCH : AFS_E_IO,
@@ -471,6 +473,7 @@ static void write_survives(const char *spec) {
     cur->status = st;
     if (st != AFS_OK) outcome_from(&err);
     EXPECT(st == AFS_OK);
+    if (st == AFS_OK) snprintf(cur->message, sizeof cur->message, "the file holds byte for byte the body read without faults");
     EXPECT(w == fx.ref.n && afs_body_stream_position(fx.bs) == fx.ref.n);
     close(fd);
     bytes file = out_bytes("out.bin");
@@ -623,6 +626,7 @@ static void s_socket_sendfile_short(void) {
     pthread_join(th, NULL);
     EXPECT(same(&rd.got, fx.ref.p, fx.ref.n));
     EXPECT(cur->fired > BIG);
+    snprintf(cur->message, sizeof cur->message, "the peer receives byte for byte the body read without faults");
     free(rd.got.p);
     teardown(&fx);
 }
@@ -891,7 +895,7 @@ int main(int argc, char **argv) {
         printf("%s\t%s\t%s\t%s\t%s\t%s\t", sc->name, sc->group, sc->description, verdict,
                rep.o.status == (afs_status)-1 ? "-" : afs_status_name(rep.o.status),
                rep.o.os_errno ? strerrorname_np(rep.o.os_errno) : "-");
-        print_masked(rep.o.status == AFS_OK || rep.o.status == (afs_status)-1 ? "-" : rep.o.message, sub);
+        print_masked(rep.o.status == (afs_status)-1 || !rep.o.message[0] ? "-" : rep.o.message, sub);
         printf("\t%ld\t%d\t%d\t%zu\t%zu\t%d\t", rep.o.fired, rep.fds_before, rep.fds_after,
                rep.heap_before, rep.heap_after, (int)pid);
         print_masked(why[0] ? why : rep.o.notes[0] ? rep.o.notes : "-", sub);
