@@ -361,6 +361,14 @@ static void configuration(void) {
         afs_serializer_set_header(s, "X-Test", "a\xFF", fresh()), &E, NULL);
     row("header value with a tab and obs-text-free Unicode: `a\\tb \xC3\xA9`", "afs_serializer_set_header", AFS_OK,
         afs_serializer_set_header(s, "X-Test", "a\tb \xC3\xA9", fresh()), &E, "accepted (only CR, LF and NUL are refused)");
+    {
+        afs_status st = afs_serializer_set_header(s, "X-Nul", "a\0b", fresh());
+        char *kept = afs_serializer_copy_header(s, "X-Nul");
+        char text[120];
+        snprintf(text, sizeof text, "accepted: C strings end at the first NUL, the value kept is %s", S(kept));
+        row("header value `a\\0b` (a C string: nothing after the NUL can reach the library)", "afs_serializer_set_header", AFS_OK, st, &E, text);
+        afs_free(kept);
+    }
     row("header name NULL", "afs_serializer_set_header", AFS_E_INVALID_ARGUMENT, afs_serializer_set_header(s, NULL, "v", fresh()), &E, NULL);
     row("user with byte 0xFF", "afs_serializer_set_basic_auth", AFS_E_INVALID_UTF8,
         afs_serializer_set_basic_auth(s, "\xFFuser", "pw", fresh()), &E, NULL);
