@@ -48,8 +48,14 @@ private func consume(_ child: OpaquePointer?, into parent: OpaquePointer?, _ wha
     return (h.value, h.depth)
 }
 
-/// Puts a member into `container` with `insert`, refusing trees deeper than Value.maxDepth.
+/// Puts a member into `container` with `insert`, refusing trees deeper than Value.maxDepth
+/// and borrowed containers (a borrowed handle holds a copy: changing it would not change its
+/// parent, and chains of such handles bypassed the depth limit and overflowed the stack
+/// when freed).
 private func insert(_ member: (Value, depth: Int), into container: ValueHandle, _ insert: (inout Value, Value) throws -> Void) throws {
+    if container.isBorrowed {
+        throw AFSError(.invalidArgument, "the container is borrowed from its parent (afs_value_at, afs_value_get) and cannot be changed")
+    }
     let depth = max(container.depth, member.depth + 1)
     guard depth <= Value.maxDepth else {
         throw AFSError(.invalidArgument, "nesting deeper than \(Value.maxDepth) levels")

@@ -299,7 +299,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
     func openFile(_ part: BodyPart) throws {
         guard case .file(let path) = part.source else { return }
         var fd: Int32
-        repeat { fd = Glibc.open(path, O_RDONLY | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        // O_NONBLOCK: a path replaced by a FIFO since the append must fail below, not block
+        // in open(2) waiting for a writer; it is cleared once the file is known regular.
+        repeat { fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
         if fd < 0 { throw fileError(part, "opening", errno) }
         var st = stat()
         if fstat(fd, &st) != 0 {
@@ -315,6 +317,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
             Glibc.close(fd)
             throw AFSError(.lengthMismatch, "\(part.label): the file \"\(path)\" now has \(st.st_size) bytes but had \(part.length) when it was appended")
         }
+        _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         _ = posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL)
         self.fd = fd
     }
