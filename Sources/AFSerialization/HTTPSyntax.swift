@@ -85,6 +85,31 @@ public enum HTTPSyntax {
                     authorityEnd += 1
                 }
             }
+            // An IP-literal host: "[" right after "//" or the userinfo's "@", a closing "]"
+            // inside the authority, then only ":port" or the end of the authority.
+            if authorityEnd > i {
+                let auth = (i + 2)..<authorityEnd
+                let open = auth.firstIndex { u[$0] == UInt8(ascii: "[") }
+                let close = auth.firstIndex { u[$0] == UInt8(ascii: "]") }
+                if let o = open {
+                    let hostStart = (auth.lastIndex { u[$0] == UInt8(ascii: "@") }).map { $0 + 1 } ?? auth.lowerBound
+                    guard o == hostStart else {
+                        throw fail("'[' (0x5B) at offset \(o) does not start the host")
+                    }
+                    guard let c = close, c > o else {
+                        throw fail("'[' (0x5B) at offset \(o) is not closed by ']' in the authority")
+                    }
+                    let after = c + 1
+                    if after < authorityEnd && u[after] != UInt8(ascii: ":") {
+                        throw fail("invalid character \(describe(u[after])) at offset \(after) after the IP literal (expected ':' and a port)")
+                    }
+                    if auth[auth.index(after: c)...].contains(where: { u[$0] == UInt8(ascii: "[") || u[$0] == UInt8(ascii: "]") }) {
+                        throw fail("a second bracket in the authority")
+                    }
+                } else if let c = close {
+                    throw fail("']' (0x5D) at offset \(c) without '['")
+                }
+            }
             var seenHash = false
             while i < n {
                 let c = u[i]

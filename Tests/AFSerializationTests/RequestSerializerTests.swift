@@ -100,6 +100,9 @@ final class RequestSerializerTests: XCTestCase {
             ("http://e.com/a b", "space (0x20) at offset 14"), ("e.com", "no scheme"), ("1http://x", "no scheme"),
             ("http://e.com/\u{e9}", "0xC3 at offset 13"), ("http://e.com/%4", "'%' at offset 13"),
             ("http://e.com/<", "'<' (0x3C) at offset 13"), ("http://e.com/a{", "'{' (0x7B) at offset 14"),
+            ("http://[::1/", "not closed by ']'"), ("http://a[::1]/", "does not start the host"),
+            ("http://[::1]x/", "after the IP literal"), ("http://::1]/", "without '['"),
+            ("http://[::1]:80[/", "a second bracket"),
         ]
         for (u, needle) in cases {
             XCTAssertThrowsError(try Request(method: "GET", url: u)) { e in
@@ -108,7 +111,7 @@ final class RequestSerializerTests: XCTestCase {
             }
         }
         for u in ["http://e.com", "https://u:p@e.com:8443/a/b;c?d=e&f=g#h", "mailto:a@b.c", "urn:isbn:0451450523",
-                  "http://[2001:db8::1]/x", "http://e.com/%20"] {
+                  "http://[2001:db8::1]/x", "http://e.com/%20", "http://u:p@[::1]:8080?q#f", "http://[::1]"] {
             XCTAssertNoThrow(try Request(method: "GET", url: u), u)
         }
     }

@@ -116,8 +116,12 @@ def take_exception() -> Optional[BaseException]:
 
 def raise_pending(error: Optional[BaseException] = None) -> None:
     """Raises a stored callback exception: ``error`` chained from it when given, else the
-    stored exception itself. Does nothing when neither is present."""
+    stored exception itself. Does nothing when neither is present. An interrupt or exit
+    (KeyboardInterrupt, SystemExit: not an ``Exception``) is raised as itself, never
+    wrapped, so Ctrl-C during an upload stays Ctrl-C."""
     exc = take_exception()
+    if exc is not None and not isinstance(exc, Exception):
+        raise exc
     if error is not None:
         if exc is not None:
             raise error from exc
@@ -447,6 +451,8 @@ def _wrap(name: str, f: Any, takes_error: bool) -> Callable[..., Any]:
                 exc = getattr(pending, "exc", None)
                 if exc is not None:
                     pending.exc = None
+                    if not isinstance(exc, Exception):
+                        raise exc  # KeyboardInterrupt, SystemExit: never wrapped
                     raise e from exc
                 raise
             except ArgumentError as e:

@@ -113,7 +113,8 @@ class MultipartForm:
         itself, e.g. a list). It must yield exactly ``length`` bytes, else the read fails
         with :class:`~afserialization.LengthMismatchError`. The form does not close
         ``source``. An exception ``source`` raises fails the read with
-        :class:`~afserialization.StreamIOError` chained from it.
+        :class:`~afserialization.StreamIOError` chained from it (KeyboardInterrupt and
+        SystemExit propagate as themselves; the stream's error then stays until rewind).
         """
         ptr = self._h.get()
         lib.require("afs_form_append_stream")

@@ -406,8 +406,9 @@ class HTTPRequestSerializer:
         Called as ``fn(request, params)`` (``request``: a read-only :class:`Request` view
         valid during the call; ``params``: the object passed to :meth:`request`); returns
         the query string. If it raises, the request fails with
-        :class:`~afserialization.QueryCallbackError` whose ``__cause__`` is that exception;
-        returning ``None`` fails it too.
+        :class:`~afserialization.QueryCallbackError` whose ``__cause__`` is that exception
+        (KeyboardInterrupt and SystemExit propagate as themselves); returning ``None``
+        fails it too.
         """
         return self._query_serializer
 
