@@ -165,7 +165,8 @@ AFS_API afs_value *afs_value_new_data(const void *bytes, size_t len);
  * Sets `key` in a dictionary to `value` (consumed, also on failure). An existing key keeps
  * its position and gets the new value.
  * @param key_len length of key or AFS_NTS.
- * @return AFS_OK; AFS_E_INVALID_ARGUMENT when dict is NULL or not a dictionary, value is
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT when dict is NULL, not a dictionary or a borrowed
+ *         member (afs_value_at, afs_value_get: read-only), value is
  *         NULL, not a value, borrowed (afs_value_at, afs_value_get) or dict itself (in
  *         these cases it is not consumed), or the tree would nest deeper than 512 levels;
  *         AFS_E_INVALID_UTF8 for a bad key.
@@ -175,8 +176,8 @@ AFS_API afs_status afs_value_dict_set(afs_value *dict, const char *key, size_t k
 /**
  * Appends `value` (consumed, also on failure) to an array, or adds it to a set (an equal
  * member already there makes this a successful no-op).
- * @return AFS_OK; AFS_E_INVALID_ARGUMENT when the container is NULL or neither an array
- *         nor a set, value is NULL, not a value, borrowed or the container itself (in these
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT when the container is NULL, neither an array
+ *         nor a set, or a borrowed member (read-only), value is NULL, not a value, borrowed or the container itself (in these
  *         cases it is not consumed), or the tree would nest deeper than 512 levels.
  */
 AFS_API afs_status afs_value_append(afs_value *array_or_set, afs_value *value /* consumed */,

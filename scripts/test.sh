@@ -4,6 +4,9 @@
 #      C99 and C++; exported symbols; downstream projects (find_package, pkg-config)
 #   2. Swift XCTest: the core
 #   3. Python tests: bindings and real HTTP clients against a local server
+#   4. Hardening: sanitizers (ASan+UBSan, TSan), fault injection, the bad-input matrix
+#      (docs/bad-input-matrix.md must match what the library answers), fuzz regressions
+#      and a bounded fuzzing run (AFS_FUZZ_SECONDS per target, default 60; 0 skips it)
 # Every stage runs; the exit status is non-zero if any failed.
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -33,6 +36,24 @@ if compgen -G "Tests/python/test_*.py" >/dev/null; then
     AFSERIALIZATION_LIBRARY="$root/build/lib/libafserialization.so" \
     AFS_UPLOAD_WITH_CURL="$root/build/upload_with_curl" \
         python3 -m pytest Tests/python -q -p no:cacheprovider || failed+=(pytest)
+fi
+
+stage "sanitizers (scripts/sanitize.sh)"
+scripts/sanitize.sh --skip-valgrind || failed+=(sanitizers)   # ctest ran the valgrind tests
+
+stage "fault injection (Tests/fault/run.sh)"
+Tests/fault/run.sh || failed+=(fault-injection)
+
+stage "bad-input matrix (scripts/bad-input-matrix.sh --check)"
+scripts/bad-input-matrix.sh --check || failed+=(bad-input-matrix)
+
+if [ -x scripts/fuzz.sh ]; then
+    stage "fuzz regressions and seeds (scripts/fuzz.sh --regressions)"
+    scripts/fuzz.sh --regressions || failed+=(fuzz-regressions)
+    if [ "${AFS_FUZZ_SECONDS:-60}" != 0 ]; then
+        stage "fuzzing, ${AFS_FUZZ_SECONDS:-60} s per target (scripts/fuzz.sh)"
+        scripts/fuzz.sh "${AFS_FUZZ_SECONDS:-60}" || failed+=(fuzz)
+    fi
 fi
 
 echo

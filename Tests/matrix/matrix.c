@@ -423,7 +423,9 @@ static void requests(void) {
         {"1http://example.com/", "a scheme starting with a digit"},
         {"ht~tp://example.com/", "a scheme with `~`"},
         {":no-scheme", "an empty scheme"},
-        {"http://[::1/", "an unclosed IPv6 bracket (not refused: the check covers characters, `%` escapes and `#`, not the authority's grammar)"},
+        {"http://[::1/", "an unclosed IPv6 bracket"},
+        {"http://a[::1]/", "an IPv6 literal that does not start the host"},
+        {"http://[::1]x/", "text after an IPv6 literal"},
         {"http://example.com/[x]", "brackets in the path"},
     };
     char in[300];
