@@ -180,9 +180,11 @@ cat >"$out/canary.c" <<'EOF'
 #include <string.h>
 #include "afserialization.h"
 static afs_value *shared;
+static pthread_barrier_t start_together;
 static void *appender(void *arg) {
     (void)arg;
-    for (int i = 0; i < 2000; i++) afs_value_append(shared, afs_value_new_int(i), NULL);
+    pthread_barrier_wait(&start_together);   /* overlap for real: appends take microseconds */
+    for (int i = 0; i < 100000; i++) afs_value_append(shared, afs_value_new_int(i), NULL);
     return NULL;
 }
 int main(int argc, char **argv) {
@@ -210,6 +212,7 @@ int main(int argc, char **argv) {
         printf("%d\n", x);
     } else if (strcmp(what, "race") == 0) {       /* one afs_value changed by two threads */
         shared = afs_value_new_array();
+        pthread_barrier_init(&start_together, NULL, 2);
         pthread_t a, b;
         pthread_create(&a, NULL, appender, NULL);
         pthread_create(&b, NULL, appender, NULL);
