@@ -26,4 +26,35 @@ final class FuzzRegressionTests: XCTestCase {
             }
         }
     }
+
+    /// multipart_stream (Fuzz/regressions/multipart_stream/seek-closing-after-failed-
+    /// nonrewindable-callback): after the last part's callback (without rewind) failed, a seek
+    /// into the closing boundary or to the end was refused as if the callback had to be read
+    /// again, although nothing of it is read from there.
+    func testThatASeekPastAFailedCallbackWithoutRewindIntoTheClosingBoundarySucceeds() throws {
+        let form = try RequestSerializer().multipartForm(method: "POST", url: "http://h/", params: nil)
+        try form.setBoundary("b")
+        // Declares 3 bytes and yields 4: the end check fails.
+        try form.appendStream(TestSource([1, 2, 3, 4], canRewind: false), length: 3, name: "cb", filename: "c.bin")
+        let s = try XCTUnwrap(form.finish().bodyStream)
+        var buf = [UInt8](repeating: 0, count: 1024)
+        XCTAssertEqual(s.read(into: &buf, maxLength: buf.count), -1)
+        XCTAssertEqual(s.error?.status, .lengthMismatch)
+
+        let closing = Array("\r\n--b--\r\n".utf8)
+        let total = s.contentLength
+        try s.seek(to: total - UInt64(closing.count) + 2)
+        XCTAssertNil(s.error)
+        let n = s.read(into: &buf, maxLength: buf.count)
+        XCTAssertEqual(Array(buf[0..<max(n, 0)]), Array(closing[2...]))
+        XCTAssertEqual(s.read(into: &buf, maxLength: buf.count), 0)
+        try s.seek(to: total)
+        XCTAssertEqual(s.read(into: &buf, maxLength: buf.count), 0)
+
+        // Going back into the part still needs the callback again: refused.
+        XCTAssertThrowsError(try s.seek(to: total - UInt64(closing.count))) {
+            XCTAssertEqual(($0 as! AFSError).status, .unsupported)
+        }
+        XCTAssertThrowsError(try s.rewind()) { XCTAssertEqual(($0 as! AFSError).status, .unsupported) }
+    }
 }
