@@ -444,7 +444,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
         for i in p..<parts.count {
             let part = parts[i]
             guard case .stream(let source) = part.source, !source.canRewind else { continue }
-            var need: UInt64 = i > p ? 0 : (ph == .body ? off : (ph == .boundary || ph == .headers ? 0 : part.length))
+            // A target in the closing boundary or at the end reads nothing more of part p.
+            if i == p && (ph == .closing || ph == .end) { continue }
+            var need: UInt64 = i == p && ph == .body ? off : 0
             if i == p && keepCarry { need += UInt64(carryCount) }
             if part.consumed > need { throw cannotRewind(part) }
         }

@@ -56,13 +56,18 @@ public enum PropertyListWriter {
     /// every writer error message starts with it.
     public static let invalidParametersMessage = "The `parameters` argument is not valid Property List."
 
+    /// The most containers that may be nested inside one another, as in `PropertyListReader`:
+    /// what the writer accepts can be read back, and no caller's tree can exhaust the stack.
+    public static let maxDepth = PropertyListReader.defaultMaxDepth
+
     /// `value` as a property list in `format`.
     /// - Parameters:
     ///   - value: the tree to write; any kind may be the top level.
     ///   - format: XML (100) or binary (200).
     /// - Returns: the bytes of the property list.
     /// - Throws: `AFSError` `.invalidPlist` for null, sets, and (XML only) strings or keys
-    ///   containing U+0000–U+0008, U+000B, U+000C, U+000E–U+001F, U+FFFE or U+FFFF. The
+    ///   containing U+0000–U+0008, U+000B, U+000C, U+000E–U+001F, U+FFFE or U+FFFF, and
+    ///   nesting deeper than `maxDepth`. The
     ///   message is `invalidParametersMessage` followed by what was found and where, e.g.
     ///   ``The `parameters` argument is not valid Property List. (null at parameters["a"][2])``.
     ///   C: `afs_serializer_request` / `afs_serializer_serialize` with a plist serializer.
@@ -104,6 +109,7 @@ struct PlistWriteFailure: Error {
 
     static let null = PlistWriteFailure(what: "null")
     static let set = PlistWriteFailure(what: "a set", hint: ": use an array")
+    static let tooDeep = PlistWriteFailure(what: "a container nested deeper than \(PropertyListWriter.maxDepth) levels")
 
     /// A character XML 1.0 cannot carry, found in a string (or a dictionary key).
     static func xmlCharacter(_ scalar: UInt32, inKey: Bool) -> PlistWriteFailure {
@@ -207,6 +213,7 @@ private enum XMLEmitter {
             tabs(indent, to: &out)
             out.append("</data>\n" as StaticString)
         case .array(let items):
+            guard indent < PropertyListWriter.maxDepth else { throw .tooDeep }
             if items.isEmpty {
                 out.append("<array/>\n" as StaticString)
                 return
@@ -225,6 +232,7 @@ private enum XMLEmitter {
             tabs(indent, to: &out)
             out.append("</array>\n" as StaticString)
         case .dict(let d):
+            guard indent < PropertyListWriter.maxDepth else { throw .tooDeep }
             if d.isEmpty {
                 out.append("<dict/>\n" as StaticString)
                 return
@@ -380,16 +388,17 @@ private struct BinaryEmitter {
     }
 
     /// Numbers `value` and everything under it; returns its object number.
-    mutating func flatten(_ value: Value) throws(PlistWriteFailure) -> Int {
+    mutating func flatten(_ value: Value, depth: Int = 0) throws(PlistWriteFailure) -> Int {
         switch value {
         case .array(let items):
+            guard depth < PropertyListWriter.maxDepth else { throw .tooDeep }
             let me = objects.count
             let start = refs.count
             objects.append(.array(refsStart: start, count: items.count))
             refs.append(contentsOf: repeatElement(0, count: items.count))
             for (i, item) in items.enumerated() {
                 do {
-                    refs[start + i] = try flatten(item)
+                    refs[start + i] = try flatten(item, depth: depth + 1)
                 } catch {
                     var e = error
                     e.path.append(.index(i))
@@ -398,6 +407,7 @@ private struct BinaryEmitter {
             }
             return me
         case .dict(let d):
+            guard depth < PropertyListWriter.maxDepth else { throw .tooDeep }
             let me = objects.count
             let start = refs.count
             let n = d.count
@@ -407,7 +417,7 @@ private struct BinaryEmitter {
             for (i, k) in keys.enumerated() { refs[start + i] = scalarObject(.string(k)) }
             for (i, v) in d.values.enumerated() {
                 do {
-                    refs[start + n + i] = try flatten(v)
+                    refs[start + n + i] = try flatten(v, depth: depth + 1)
                 } catch {
                     var e = error
                     e.path.append(.key(keys[i]))
