@@ -173,6 +173,7 @@ EOF
 
 cat >"$out/canary.c" <<'EOF'
 /* Deliberate bugs the sanitizers must report: canary overflow|escape|leak|ubsan|race */
+#define _POSIX_C_SOURCE 200809L   /* pthread barriers under -std=c99 */
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
