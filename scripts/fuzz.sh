@@ -1,0 +1,155 @@
+#!/usr/bin/env bash
+# libFuzzer targets for the core (Fuzz/README.md says what each one checks).
+#
+#   scripts/fuzz.sh [SECONDS]        build every target, fuzz each for SECONDS (default 60)
+#                                    from a copy of its seed corpus; print a table; a crash
+#                                    is copied to Fuzz/regressions/<target>/ and the exit
+#                                    status is 1
+#   scripts/fuzz.sh --regressions    build, then run every file of Fuzz/corpus/ and
+#                                    Fuzz/regressions/ (all targets' files, through every
+#                                    target) once: fast and deterministic
+#   scripts/fuzz.sh --build          build only
+#
+# Environment: FUZZ_TARGETS="json_parse query_string" restricts the targets;
+# FUZZ_BUILD_DIR (default .build-fuzz); FUZZ_ARTIFACTS (default .build-fuzz/artifacts) keeps
+# the working corpora and logs of the timed run.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+all_targets=(percent_escape json_parse json_write plist_write plist_read query_string multipart_stream)
+read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
+build="${FUZZ_BUILD_DIR:-$root/.build-fuzz}"
+artifacts="${FUZZ_ARTIFACTS:-$build/artifacts}"
+mode=timed
+seconds=60
+case "${1:-}" in
+    --regressions) mode=regressions ;;
+    --build) mode=build ;;
+    "") ;;
+    *[!0-9]*) echo "usage: $0 [SECONDS | --regressions | --build]" >&2; exit 2 ;;
+    *) seconds=$1 ;;
+esac
+
+# ---------------------------------------------------------------------------------------
+# Build: the core once as a static library instrumented for libFuzzer and ASan (with
+# -enable-testing so the targets can check internal helpers), the C layer likewise, then one
+# binary per target.
+# A stamp of the sources and flags skips work that is already done.
+swiftc=${SWIFTC:-swiftc}
+flags=(-O -sanitize=fuzzer,address -parse-as-library -use-ld=lld)
+mkdir -p "$build"
+core_sources=$(find Sources/AFSerialization -name '*.swift' | LC_ALL=C sort)
+stamp_of() { cat "$@" | { sha256sum; echo "${flags[*]} $($swiftc --version 2>&1 | head -1)"; } | sha256sum | cut -c1-16; }
+
+core_stamp=$(stamp_of $core_sources)
+if [ "$(cat "$build/core.stamp" 2>/dev/null)" != "$core_stamp" ] || [ ! -f "$build/libAFSerialization.a" ]; then
+    echo "building the core (libFuzzer + ASan) ..."
+    rm -f "$build/core.stamp"
+    # shellcheck disable=SC2086
+    "$swiftc" "${flags[@]}" -wmo -enable-testing -module-name AFSerialization \
+        -emit-library -static -emit-module -emit-module-path "$build/AFSerialization.swiftmodule" \
+        $core_sources -o "$build/libAFSerialization.a"
+    echo "$core_stamp" >"$build/core.stamp"
+fi
+# The C layer too (json_parse goes through afs_value_parse_json / afs_value_free).
+c_sources=$(find Sources/CAFSerialization -name '*.swift' | LC_ALL=C sort)
+c_stamp=$(stamp_of $c_sources "$build/core.stamp")
+if [ "$(cat "$build/c.stamp" 2>/dev/null)" != "$c_stamp" ] || [ ! -f "$build/libCAFSerialization.a" ]; then
+    echo "building the C layer (libFuzzer + ASan) ..."
+    rm -f "$build/c.stamp"
+    # shellcheck disable=SC2086
+    "$swiftc" "${flags[@]}" -wmo -module-name CAFSerialization -I "$build" \
+        -emit-library -static -emit-module -emit-module-path "$build/CAFSerialization.swiftmodule" \
+        $c_sources -o "$build/libCAFSerialization.a"
+    echo "$c_stamp" >"$build/c.stamp"
+fi
+
+for t in "${targets[@]}"; do
+    src="Fuzz/$t.swift"
+    [ -f "$src" ] || { echo "no such target: $t ($src)" >&2; exit 2; }
+    s=$(stamp_of "$src" Fuzz/Support/*.swift "$build/core.stamp" "$build/c.stamp")
+    if [ "$(cat "$build/$t.stamp" 2>/dev/null)" != "$s" ] || [ ! -x "$build/$t" ]; then
+        echo "building $t ..."
+        rm -f "$build/$t.stamp"
+        "$swiftc" "${flags[@]}" -wmo -module-name "fuzz_$t" -I "$build" -L "$build" -lCAFSerialization -lAFSerialization \
+            "$src" Fuzz/Support/*.swift -o "$build/$t"
+        echo "$s" >"$build/$t.stamp"
+    fi
+done
+[ "$mode" = build ] && exit 0
+
+# LeakSanitizer stays on (libFuzzer checks every input for leaks); a property violation is
+# a fatalError, i.e. a crash with the input saved.
+# The Swift runtime's own backtracer is switched off: it would hold the output pipe open
+# (and time out) after a crash, and libFuzzer's handler already reports and saves it.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1:symbolize=1}"
+export SWIFT_BACKTRACE="${SWIFT_BACKTRACE:-enable=no}"
+
+# ---------------------------------------------------------------------------------------
+if [ "$mode" = regressions ]; then
+    mapfile -t inputs < <(find Fuzz/corpus Fuzz/regressions -type f ! -name '*.md' ! -name '.*' 2>/dev/null | LC_ALL=C sort)
+    status=0
+    start=$(date +%s)
+    for t in "${targets[@]}"; do
+        log="$build/$t.regressions.log"
+        # libFuzzer runs each named file once (no fuzzing) and stops at the first crash.
+        if "$build/$t" -rss_limit_mb=2048 -timeout=60 "${inputs[@]}" >"$log" 2>&1; then
+            printf '%-18s %5d inputs  ok\n' "$t" "${#inputs[@]}"
+        else
+            printf '%-18s %5d inputs  FAILED (log: %s)\n' "$t" "${#inputs[@]}" "$log"
+            grep -E 'Running: |fuzz property violated|ERROR: |Fatal error' "$log" | tail -n 8 | sed 's/^/    /'
+            status=1
+        fi
+    done
+    echo "regressions: $(( $(date +%s) - start )) s"
+    exit $status
+fi
+
+# ---------------------------------------------------------------------------------------
+# Timed run: each target in turn (the machine's cores are shared) from a fresh copy of its
+# seeds; the working corpus is kept under $artifacts, never committed.
+mkdir -p "$artifacts"
+status=0
+rows=()
+for t in "${targets[@]}"; do
+    work="$artifacts/$t"
+    rm -rf "$work"
+    mkdir -p "$work/corpus" "$work/crashes"
+    if [ -d "Fuzz/corpus/$t" ]; then cp -R "Fuzz/corpus/$t/." "$work/corpus/"; fi
+    dict=()
+    [ -f "Fuzz/dict/$t.dict" ] && dict=(-dict="Fuzz/dict/$t.dict")
+    log="$work/fuzz.log"
+    echo "fuzzing $t for ${seconds} s ..."
+    set +e
+    "$build/$t" "$work/corpus" "${dict[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=30 \
+        -print_final_stats=1 -artifact_prefix="$work/crashes/" \
+        >"$log" 2>&1
+    rc=$?
+    set -e
+    execs=$(grep -E '^stat::number_of_executed_units:' "$log" | awk '{s+=$2} END {print s+0}')
+    rate=$(grep -E '^stat::average_exec_per_sec:' "$log" | awk '{s+=$2} END {print s+0}')
+    size=$(find "$work/corpus" -type f | wc -l)
+    crashes=0
+    for c in "$work"/crashes/crash-* "$work"/crashes/leak-* "$work"/crashes/timeout-* "$work"/crashes/oom-*; do
+        [ -f "$c" ] || continue
+        crashes=$((crashes + 1))
+        mkdir -p "Fuzz/regressions/$t"
+        cp "$c" "Fuzz/regressions/$t/"
+        echo "  crash: $c -> Fuzz/regressions/$t/$(basename "$c")"
+    done
+    if [ "$rc" -ne 0 ] && [ "$crashes" -eq 0 ]; then
+        crashes="?"  # libFuzzer failed without an artifact (see the log)
+    fi
+    if [ "$rc" -ne 0 ]; then
+        status=1
+        grep -E 'fuzz property violated|ERROR: |Fatal error|SUMMARY' "$log" | head -n 8 | sed 's/^/    /'
+    fi
+    rows+=("$(printf '%-18s %12s %10s %8s %8s' "$t" "$execs" "$rate" "$size" "$crashes")")
+done
+
+echo
+printf '%-18s %12s %10s %8s %8s\n' target executions exec/s corpus crashes
+for r in "${rows[@]}"; do echo "$r"; done
+echo "(logs and working corpora: $artifacts)"
+exit $status
