@@ -1,7 +1,10 @@
 // Fuzz target: the JSON reader (`afs_value_parse_json`, the JSON response serializer).
 //
 // The input is JSON text (any bytes). Properties:
-// - no crash and no leak (LeakSanitizer checks every input), on any bytes;
+// - no crash and no leak (LeakSanitizer checks every input), on any bytes, through the Swift
+//   API and through the C API (`afs_value_parse_json`, `afs_value_free`), which agree: same
+//   success and kind; on failure `AFS_E_INVALID_JSON` (6) and a message with the offset, on
+//   success the `afs_error` left untouched;
 // - a failure is `.invalidJSON` whose message ends "at byte offset N" with N within the input;
 // - a document that is one number gives what Swift's `Int64(_:)` / `Double(_:)` give
 //   (integers within Int64 stay integers; doubles correctly rounded, bit for bit);
@@ -14,6 +17,7 @@
 //   pretty-printed, sorted, unescaped-slash output reads back to the same value with
 //   sorted keys.
 @testable import AFSerialization
+import CAFSerialization
 
 func parseChecked(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool) -> Value? {
     do {
@@ -29,10 +33,35 @@ func parseChecked(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool) -> 
     }
 }
 
+/// `afs_error`: status, errno, then a 512-byte message.
+let afsErrorSize = 4 + 4 + 512
+
+/// Parses through the C API; checks it agrees with the Swift parser's outcome.
+func parseThroughC(_ data: UnsafePointer<UInt8>, _ size: Int, _ swift: Value?) {
+    let err = UnsafeMutableRawPointer.allocate(byteCount: afsErrorSize, alignment: 8)
+    defer { err.deallocate() }
+    err.initializeMemory(as: UInt8.self, repeating: 0xAA, count: afsErrorSize)
+    let handle = data.withMemoryRebound(to: CChar.self, capacity: size) { afs_value_parse_json($0, size, err) }
+    let code = err.load(as: Int32.self)
+    if let handle {
+        guard let v = swift else { fail("afs_value_parse_json accepted what JSONParser rejects") }
+        let untouched = UnsafeRawBufferPointer(start: err, count: afsErrorSize).allSatisfy { $0 == 0xAA }
+        require(untouched, "afs_value_parse_json succeeded but wrote into the afs_error (header: left untouched)")
+        require(afs_value_kind_of(handle) == v.kind.rawValue, "afs_value_kind_of says \(afs_value_kind_of(handle)), the value is \(v.kind)")
+        afs_value_free(handle)
+    } else {
+        require(swift == nil, "afs_value_parse_json failed where JSONParser succeeds")
+        require(code == AFSStatus.invalidJSON.rawValue, "afs_value_parse_json failed with status \(code), not AFS_E_INVALID_JSON")
+        let message = String(cString: (err + 8).assumingMemoryBound(to: CChar.self))
+        require(message.contains("at byte offset"), "the C error message has no offset: \(message)")
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
     let loose = parseChecked(bytes, allowFragments: true)
+    parseThroughC(data, size, loose)
     let strict = parseChecked(bytes, allowFragments: false)
     guard let v1 = loose else {
         require(strict == nil, "strict parsing accepted what fragment parsing rejected: \(show(bytes))")

@@ -40,6 +40,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     gen.deepChains = true
     let tree = gen.value(&inp)
     var options = JSONWritingOptions(rawValue: UInt32(optionBits & 0x0F))
+    trace("options \(optionBits & 0x0F), tree (depth \(tree.nestingDepth)) \(show(tree))")
     let fragments = options.contains(.fragmentsAllowed)
 
     let unwritable = anyNode(tree) { v in

@@ -133,3 +133,40 @@ put("multipart_stream", "parameters_throttled_x_boundary", bytes([
     0x01, 0x0D,                                         # a: rewind
     0x01, 0x00, 0xF0,                                   # a: read the rest (8 at a time)
 ]))
+
+# Trees (TreeGen in Fuzz/Support/FuzzSupport.swift): a value is a selector byte (mod 16:
+# 0 null, 1 bool, 2-3 int, 4-5 double, 6-8 string, 9 data, 10-11 array, 12-14 dictionary,
+# 15 set; 0xFF first: a chain of 500 + n containers), then its parts; a string is a count
+# of pieces and one byte per piece (0-119: one of FuzzSupport's interesting pieces).
+DICT_OF_SCALARS = bytes([
+    0x0C, 0x05,                       # dictionary of 5:
+    0x01, 0x00, 0x01, 0x01,           #   "a": true
+    0x01, 0x01, 0x02, 0x06, 0x7F,     #   "Z": 127
+    0x01, 0x0D, 0x04, 0x01, 0x04,     #   "/": 0.1
+    0x01, 0x12, 0x06, 0x02, 0x11, 0x14,  # "\\": "\"\r"
+    0x01, 0x04, 0x0A, 0x02, 0x00, 0x0C, 0x00,  # " ": [null, {}]
+])
+NESTED = bytes([0x0A, 0x03, 0x0A, 0x00, 0x0C, 0x00, 0x0F, 0x02, 0x02, 0x06, 0x05, 0x06, 0x01, 0x02])  # [[], {}, set(5, "0")]
+UNWRITABLE_JSON = bytes([0x0A, 0x02, 0x09, 0x02, 0xFF, 0x00, 0x04, 0x04, 0x00])  # [data, nan]
+
+put("json_write", "dict_of_scalars_sorted", bytes([0x02]) + DICT_OF_SCALARS)
+put("json_write", "pretty_fragments_nested", bytes([0x05]) + bytes([0x0A, 0x03, 0x0A, 0x00, 0x0C, 0x00, 0x00]))
+put("json_write", "unwritable_data_nan", bytes([0x00]) + UNWRITABLE_JSON)
+put("json_write", "chain_512_dicts", bytes([0x00, 0xFF, 0x0C, 0x01]))
+put("json_write", "chain_513_arrays", bytes([0x00, 0xFF, 0x0D, 0x00]))
+put("json_write", "scalar_top_without_fragments", bytes([0x00, 0x06, 0x01, 0x00]))
+
+put("plist_write", "dict_of_scalars", bytes([0x00]) + DICT_OF_SCALARS)
+put("plist_write", "chain_512_arrays", bytes([0x00, 0xFF, 0x0C, 0x00]))
+put("plist_write", "chain_513_dicts", bytes([0x00, 0xFF, 0x0D, 0x01]))
+put("plist_write", "xml_forbidden_character", bytes([0x00, 0x06, 0x01, 0x19]))
+put("plist_write", "null_and_set", bytes([0x03]) + NESTED + bytes([0x00]))
+put("plist_write", "data_and_doubles", bytes([0x00, 0x0A, 0x03, 0x09, 0x28] + list(range(40)) + [0x04, 0x01, 0x01, 0x05, 0x04, 0x03]))
+
+# query_string: a style byte (mod 3: brackets, no brackets, indexed; +4 literal bools;
+# +8 spaces as '+'; 0x30: keep a non-dictionary top level), then a tree.
+put("query_string", "brackets_numeric_percent", bytes([0x00]) + DICT_OF_SCALARS)
+put("query_string", "indexed_literal_plus", bytes([0x0E]) + DICT_OF_SCALARS)
+put("query_string", "no_brackets_nested_set", bytes([0x01, 0x0C, 0x02, 0x01, 0x00]) + NESTED
+    + bytes([0x01, 0x01, 0x0F, 0x02, 0x01, 0x01, 0x06, 0x01, 0x05]))  # {"a": [[], {}, set(5, "0")], "Z": set(true, "+")}
+put("query_string", "not_a_dictionary", bytes([0x30]) + NESTED)

@@ -11,9 +11,16 @@
 // - data escaping (`append`, no UTF-8 check) with `spaceAsPlus` false and true: the same
 //   alphabet (plus `+` for spaces), decodes back; `escapeValidating` agrees with `append`
 //   and reports validity.
+// - the C API (`afs_percent_escape`, `afs_free`) gives the same text, or NULL with
+//   `AFS_E_INVALID_UTF8` (2) and the same offset; on success the `afs_error` is untouched.
 // The input is also escaped from an odd offset so the 8-byte block path sees every
 // alignment and block split.
 @testable import AFSerialization
+import CAFSerialization
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The offset just after the longest valid prefix, by Swift's decoder; nil when all valid.
 func swiftInvalidOffset(_ bytes: UnsafeBufferPointer<UInt8>) -> Int? {
@@ -91,11 +98,13 @@ func escapeAll(_ bytes: UnsafeBufferPointer<UInt8>) {
         checkEscaped(escaped, bytes, plus: false, what: "escape(utf8:)")
         let viaString = PercentEscaping.escape(String(decoding: bytes, as: UTF8.self))
         require(viaString.utf8.elementsEqual(escaped), "escape(String) differs from escape(utf8:)")
+        escapeThroughC(bytes, escaped, nil)
     } catch let e as AFSError {
         require(!refValid, "escape(utf8:) rejected valid UTF-8 \(show(bytes)): \(e)")
         require(e.status == .invalidUTF8, "escape(utf8:) failed with \(e), not .invalidUTF8")
         require(trailingOffset(e.message) == refOffset, "escape(utf8:) names offset \(String(describing: trailingOffset(e.message))), expected \(String(describing: refOffset)): \(e.message)")
         require(out.count == 6 && out.bytes.elementsEqual("prefix".utf8), "escape(utf8:) left \(out.count) bytes in the writer after failing")
+        escapeThroughC(bytes, nil, refOffset)
     } catch {
         fail("escape(utf8:) threw a non-AFSError: \(error)")
     }
@@ -110,6 +119,31 @@ func escapeAll(_ bytes: UnsafeBufferPointer<UInt8>) {
         let ok = PercentEscaping.escapeValidating(bytes, spaceAsPlus: plus, to: &v)
         require(ok == refValid, "escapeValidating(spaceAsPlus: \(plus)) says \(ok) for \(show(bytes))")
         if ok { require(v.bytes == escaped, "escapeValidating(spaceAsPlus: \(plus)) output differs from append") }
+    }
+}
+
+/// `afs_percent_escape` against the Swift result (nil for invalid input).
+func escapeThroughC(_ bytes: UnsafeBufferPointer<UInt8>, _ expected: [UInt8]?, _ offset: Int?) {
+    let errSize = 4 + 4 + 512
+    let err = UnsafeMutableRawPointer.allocate(byteCount: errSize, alignment: 8)
+    defer { err.deallocate() }
+    err.initializeMemory(as: UInt8.self, repeating: 0xAA, count: errSize)
+    // A copy, so that a NULL base address (empty input) is passed as libFuzzer would not.
+    let copy = UnsafeMutablePointer<CChar>.allocate(capacity: Swift.max(bytes.count, 1))
+    defer { copy.deallocate() }
+    if bytes.count > 0 { UnsafeMutableRawPointer(copy).copyMemory(from: bytes.baseAddress!, byteCount: bytes.count) }
+    let out = afs_percent_escape(copy, bytes.count, err)
+    if let out {
+        defer { afs_free(out) }
+        guard let expected else { fail("afs_percent_escape accepted invalid UTF-8 \(show(bytes))") }
+        let got = Array(UnsafeBufferPointer(start: UnsafeRawPointer(out).assumingMemoryBound(to: UInt8.self), count: strlen(out)))
+        require(got == expected, "afs_percent_escape gave \(show(got)), the core \(show(expected))")
+        require(UnsafeRawBufferPointer(start: err, count: errSize).allSatisfy { $0 == 0xAA }, "afs_percent_escape succeeded but wrote into the afs_error")
+    } else {
+        require(expected == nil, "afs_percent_escape failed on valid UTF-8 \(show(bytes))")
+        require(err.load(as: Int32.self) == AFSStatus.invalidUTF8.rawValue, "afs_percent_escape failed with status \(err.load(as: Int32.self))")
+        let message = String(cString: (err + 8).assumingMemoryBound(to: CChar.self))
+        require(trailingOffset(message) == offset, "afs_percent_escape names offset \(String(describing: trailingOffset(message))), expected \(String(describing: offset)): \(message)")
     }
 }
 

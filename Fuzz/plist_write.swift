@@ -71,6 +71,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     gen.null = flags & 1 == 1
     gen.sets = flags & 2 == 2
     let tree = gen.value(&inp)
+    trace("tree (depth \(tree.nestingDepth)) \(show(tree))")
     roundTrip(tree, format: .xml)
     roundTrip(tree, format: .binary)
     return 0

@@ -83,6 +83,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
 
     let query: String
+    trace("style \(style), tree \(show(tree))")
     do {
         query = try QueryString.make(tree, style: style)
     } catch let e as AFSError {

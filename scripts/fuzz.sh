@@ -33,7 +33,8 @@ esac
 
 # ---------------------------------------------------------------------------------------
 # Build: the core once as a static library instrumented for libFuzzer and ASan (with
-# -enable-testing so the targets can check internal helpers), then one binary per target.
+# -enable-testing so the targets can check internal helpers), the C layer likewise, then one
+# binary per target.
 # A stamp of the sources and flags skips work that is already done.
 swiftc=${SWIFTC:-swiftc}
 flags=(-O -sanitize=fuzzer,address -parse-as-library -use-ld=lld)
@@ -51,15 +52,27 @@ if [ "$(cat "$build/core.stamp" 2>/dev/null)" != "$core_stamp" ] || [ ! -f "$bui
         $core_sources -o "$build/libAFSerialization.a"
     echo "$core_stamp" >"$build/core.stamp"
 fi
+# The C layer too (json_parse goes through afs_value_parse_json / afs_value_free).
+c_sources=$(find Sources/CAFSerialization -name '*.swift' | LC_ALL=C sort)
+c_stamp=$(stamp_of $c_sources "$build/core.stamp")
+if [ "$(cat "$build/c.stamp" 2>/dev/null)" != "$c_stamp" ] || [ ! -f "$build/libCAFSerialization.a" ]; then
+    echo "building the C layer (libFuzzer + ASan) ..."
+    rm -f "$build/c.stamp"
+    # shellcheck disable=SC2086
+    "$swiftc" "${flags[@]}" -wmo -module-name CAFSerialization -I "$build" \
+        -emit-library -static -emit-module -emit-module-path "$build/CAFSerialization.swiftmodule" \
+        $c_sources -o "$build/libCAFSerialization.a"
+    echo "$c_stamp" >"$build/c.stamp"
+fi
 
 for t in "${targets[@]}"; do
     src="Fuzz/$t.swift"
     [ -f "$src" ] || { echo "no such target: $t ($src)" >&2; exit 2; }
-    s=$(stamp_of "$src" Fuzz/Support/*.swift "$build/core.stamp")
+    s=$(stamp_of "$src" Fuzz/Support/*.swift "$build/core.stamp" "$build/c.stamp")
     if [ "$(cat "$build/$t.stamp" 2>/dev/null)" != "$s" ] || [ ! -x "$build/$t" ]; then
         echo "building $t ..."
         rm -f "$build/$t.stamp"
-        "$swiftc" "${flags[@]}" -wmo -module-name "fuzz_$t" -I "$build" -L "$build" -lAFSerialization \
+        "$swiftc" "${flags[@]}" -wmo -module-name "fuzz_$t" -I "$build" -L "$build" -lCAFSerialization -lAFSerialization \
             "$src" Fuzz/Support/*.swift -o "$build/$t"
         echo "$s" >"$build/$t.stamp"
     fi
