@@ -652,6 +652,10 @@ AFS_API afs_status afs_body_stream_rewind(afs_body_stream *bs, afs_error *err);
 /**
  * Moves to body offset `offset` (0 to the content length) and clears the sticky error; the
  * next read starts there (libcurl's SEEKFUNCTION, resumable uploads, Python's seek).
+ * Parts that end at or before `offset` are skipped unread: their callbacks are not called,
+ * so a callback part whose source gives more or fewer bytes than its declared length is
+ * reported (AFS_E_LENGTH_MISMATCH) only by reads that go through it, never by reads that
+ * start after it.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT past the end or for NULL; AFS_E_UNSUPPORTED when
  *         a callback part at or after the offset has no rewind function and was already
  *         read past it (position unchanged); AFS_E_STATE when closed.

@@ -51,10 +51,61 @@ final class FuzzRegressionTests: XCTestCase {
         try s.seek(to: total)
         XCTAssertEqual(s.read(into: &buf, maxLength: buf.count), 0)
 
+        // Just after the body the part is skipped: nothing of the callback is needed.
+        try s.seek(to: total - UInt64(closing.count))
+        XCTAssertEqual(s.read(into: &buf, maxLength: buf.count), closing.count)
         // Going back into the part still needs the callback again: refused.
-        XCTAssertThrowsError(try s.seek(to: total - UInt64(closing.count))) {
+        XCTAssertThrowsError(try s.seek(to: total - UInt64(closing.count) - 1)) {
             XCTAssertEqual(($0 as! AFSError).status, .unsupported)
         }
         XCTAssertThrowsError(try s.rewind()) { XCTAssertEqual(($0 as! AFSError).status, .unsupported) }
+    }
+
+    /// multipart_stream (Fuzz/regressions/multipart_stream/seek-to-the-end-of-a-short-
+    /// callback-body): a seek to the first byte after a callback part's body skipped the part
+    /// unread when another part followed, but checked the source's length (reading the whole
+    /// part) when it was the last part. Now every part is skipped alike; reads that go
+    /// through a body still check its end, so a dishonest length is never read from 0.
+    func testThatASeekJustAfterACallbackBodySkipsThePartWhetherOrNotItIsTheLast() throws {
+        for last in [false, true] {
+            let form = try RequestSerializer().multipartForm(method: "POST", url: "http://h/", params: nil)
+            try form.setBoundary("b")
+            // Declares 32 bytes and yields 16.
+            let source = TestSource(Array(1...16))
+            try form.appendStream(source, length: 32, name: "cb", filename: "c.bin")
+            if !last { try form.appendFormData(Array("v".utf8), name: "f") }
+            let request = try form.finish()
+            let s = try XCTUnwrap(request.bodyStream)
+            let whole = try XCTUnwrap(request.header("Content-Length").flatMap { UInt64($0) })
+            let header = Array("--b\r\nContent-Disposition: form-data; name=\"cb\"; filename=\"c.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n".utf8)
+            let after = UInt64(header.count) + 32
+            var rest = Array("\r\n--b".utf8)
+            if !last { rest += Array("\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nv\r\n--b".utf8) }
+            rest += Array("--\r\n".utf8)
+            XCTAssertEqual(after + UInt64(rest.count), whole)
+
+            try s.seek(to: after)
+            var buf = [UInt8](repeating: 0, count: 1024)
+            let n = s.read(into: &buf, maxLength: buf.count)
+            XCTAssertEqual(Array(buf[0..<max(n, 0)]), rest, "last: \(last)")
+            XCTAssertEqual(source.pos, 0, "the skipped part's source was called (last: \(last))")
+            XCTAssertEqual(s.read(into: &buf, maxLength: buf.count), 0)
+
+            // From the start the short source is found, whatever the read sizes.
+            for size in [1, 16, header.count + 16, header.count + 32, 1024] {
+                try s.rewind()
+                var got = 0
+                var n = 0
+                repeat {
+                    n = s.read(into: &buf, maxLength: size)
+                    got += max(n, 0)
+                } while n > 0
+                XCTAssertEqual(n, -1, "size \(size), last: \(last)")
+                XCTAssertEqual(s.error?.status, .lengthMismatch, "size \(size), last: \(last)")
+                // A failing call delivers nothing: at most the 16 honest bytes came before.
+                XCTAssertLessThanOrEqual(got, header.count + 16, "size \(size), last: \(last)")
+                XCTAssertEqual(s.position, UInt64(got), "size \(size), last: \(last)")
+            }
+        }
     }
 }

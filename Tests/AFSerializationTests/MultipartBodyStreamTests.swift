@@ -161,9 +161,23 @@ final class MultipartBodyStreamTests: XCTestCase {
         XCTAssertEqual(s.locate(0).1, .boundary)
         XCTAssertEqual(s.locate(5).1, .headers)
         XCTAssertEqual(s.locate(49).1, .body)
-        XCTAssertEqual(s.locate(51).1, .body)  // just after the body: its end is still checked
-        XCTAssertEqual(s.locate(51).2, 2)
+        XCTAssertEqual(s.locate(50).2, 1)
+        // Just after the body: the part is behind, as it is for a part with a successor.
+        XCTAssertEqual(s.locate(51).1, .closing)
+        XCTAssertEqual(s.locate(51).2, 0)
         XCTAssertEqual(s.locate(52).1, .closing)
+        XCTAssertEqual(s.locate(52).2, 1)
         XCTAssertEqual(s.locate(60).1, .end)
+
+        let two = try serializer.multipartForm(method: "POST", url: "http://h/", params: nil)
+        try two.setBoundary("b")
+        try two.appendFormData([1, 2], name: "x")
+        try two.appendFormData([], name: "y")
+        let t = try XCTUnwrap(two.finish().bodyStream)
+        // Part 1 starts at 51 with "\r\n--b\r\n" (7) + headers (44) + an empty body.
+        XCTAssertTrue(t.locate(51) == (1, .boundary, 0))
+        XCTAssertTrue(t.locate(58) == (1, .headers, 0))
+        XCTAssertTrue(t.locate(102) == (1, .closing, 0))  // the empty body is behind too
+        XCTAssertTrue(t.locate(t.contentLength) == (1, .end, 0))
     }
 }

@@ -428,7 +428,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
     public func rewind() throws { try seek(to: 0) }
 
     /// Moves to `target` (0 ... contentLength) and clears a sticky error; the next read
-    /// starts there. C: `afs_body_stream_seek`.
+    /// starts there. Parts that end at or before `target` are skipped unread (see `locate`):
+    /// a dishonest callback length is only found by reads that go through the part.
+    /// C: `afs_body_stream_seek`.
     /// - Throws: `.state` when closed; `.invalidArgument` past the end; `.unsupported` when
     ///   a callback part at or after the target was already read past the target and has no
     ///   rewind function.
@@ -459,8 +461,10 @@ public final class MultipartBodyStream: @unchecked Sendable {
         error = nil
     }
 
-    /// The part, phase and offset of body offset `target`. A target just after a body (or
-    /// at an empty body) lands in the body phase, so the source's length is still checked.
+    /// The part, phase and offset of body offset `target`. A target just after a part's body
+    /// (also at an empty body) lands after it, in the next part's boundary or the closing
+    /// boundary, for every part alike: a seek there skips the part unread, so its source is
+    /// neither called nor length-checked. Reads that go through a body always check its end.
     func locate(_ target: UInt64) -> (Int, Phase, UInt64) {
         if target >= layout.contentLength { return (parts.count - 1, .end, 0) }
         // The last part that starts at or before target.
@@ -477,7 +481,8 @@ public final class MultipartBodyStream: @unchecked Sendable {
         let h = UInt64(part.headerBlock.count)
         if rel < h { return (lo, .headers, rel) }
         rel -= h
-        if rel <= part.length { return (lo, .body, rel) }
+        if rel < part.length { return (lo, .body, rel) }
+        // Only the last part gets here (a target after any other body is in the next part).
         return (lo, .closing, rel - part.length)
     }
 
