@@ -22,11 +22,13 @@
 //   copy was not) bytes equal to the expected body at p (0 at the end), or fails; a successful
 //   read never delivers a byte that a dishonest source could not have produced correctly
 //   (for a source declaring L bytes at body offset S that yields A: [S+min(A,L), S+L], the
-//   last one being the first byte after the body, which needs the end check);
+//   last one being the first byte after the body, which needs the end check, except in a
+//   run of reads that starts there after a seek: that run skipped the part unread);
 // - a failure (-1 or a thrown seek/write) has a status the script allows (`.lengthMismatch`
 //   for a lying length, `.io` for a failing source, `.unsupported` for a source without
 //   rewind, `.invalidArgument` for a seek past the end) and a source that could have caused
-//   it within the bytes the call touched; an honest script never fails; after a failed read
+//   it within the bytes the call touched (a part skipped by a seek to just after its body
+//   touches nothing); an honest script never fails; after a failed read
 //   every read fails with the same error and the position does not move, until a seek;
 // - `position`, `hasBytesAvailable` and the progress callback follow the delivered bytes;
 // - `write(to:)` writes exactly the expected bytes from the position on;
@@ -236,13 +238,13 @@ final class ReaderModel {
     var position = 0
     var sticky: AFSError?
     var reported: UInt64 = 0
-    var opened = false
+    /// Where the current run of contiguous reads began: 0, or the last seek's target.
+    var runStart = 0
     init(_ s: MultipartBodyStream) { stream = s }
 }
 
 struct Script {
     var parts: [ExpectedPart] = []
-    var starts: [Int] = []  // body start offset of each part's body
     var expected: [UInt8] = []
     var poison: [(Int, Int)] = []
     var trouble: [(lo: Int, hi: Int, status: AFSStatus)] = []
@@ -251,14 +253,12 @@ struct Script {
     mutating func build(boundary: String) {
         let b = Array(boundary.utf8)
         expected = []
-        starts = []
         poison = []
         trouble = []
         for (i, p) in parts.enumerated() {
             expected += (i == 0 ? [] : [13, 10]) + Array("--".utf8) + b + [13, 10]
             expected += headerBlock(p.headers)
             let s = expected.count
-            starts.append(s)
             expected += p.body
             if let (lo, hi) = p.poison { poison.append((s + lo, s + hi)) }
             for t in p.trouble { trouble.append((s + t.lo, s + t.hi, t.status)) }
@@ -266,17 +266,22 @@ struct Script {
         expected += [13, 10] + Array("--".utf8) + b + Array("--\r\n".utf8)
     }
 
-    func checkNoPoison(_ lo: Int, _ count: Int, _ what: String) {
+    /// `runStart`: where the reader's contiguous run began. A run that begins exactly at the
+    /// byte after a dishonest body (a seek there) skipped that body and never asked its source,
+    /// so that byte needs no end check in this run.
+    func checkNoPoison(_ lo: Int, _ count: Int, runStart: Int, _ what: String) {
         guard count > 0 else { return }
         let hi = lo + count - 1
-        for (a, b) in poison where lo <= b && hi >= a {
+        for (a, b) in poison where lo <= b && hi >= a && runStart != b {
             fail("\(what): delivered bytes \(lo)...\(hi), which include \(a)...\(b) that a dishonest source cannot have given correctly")
         }
     }
 
-    /// Whether a failure with `status` is explained by a source within [lo, hi].
-    func justified(_ status: AFSStatus, _ lo: Int, _ hi: Int) -> Bool {
-        trouble.contains { $0.status == status && lo <= $0.hi && hi >= $0.lo }
+    /// Whether a failure with `status` is explained by a source within [lo, hi]. A part whose
+    /// body ends exactly at `runStart` (a run of reads or a seek that begins just after it)
+    /// was skipped unread and explains nothing.
+    func justified(_ status: AFSStatus, _ lo: Int, _ hi: Int, runStart: Int) -> Bool {
+        trouble.contains { $0.status == status && lo <= $0.hi && hi >= $0.lo && $0.hi != runStart }
     }
 }
 
@@ -500,7 +505,6 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             let want = Swift.min(k, r === a ? packet : Int.max, total - r.position)
             let n = buffer.withUnsafeMutableBufferPointer { s.read(into: $0.baseAddress, maxLength: k) }
             trace("reader \(r === a ? "a" : "b") at \(r.position): read(\(k)) -> \(n) \(n < 0 ? String(describing: s.error) : "")")
-            r.opened = true
             if let e = r.sticky {
                 require(n == -1, "a read after a failure returned \(n), not -1")
                 require(s.error == e, "the sticky error changed from \(e) to \(String(describing: s.error))")
@@ -508,13 +512,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 require(n == want, "read(\(k)) at \(r.position) of \(total) returned \(n), expected \(want) (packet \(packet))")
                 require(buffer[0..<n].elementsEqual(script.expected[r.position..<(r.position + n)]),
                         "read(\(k)) at \(r.position) returned other bytes: \(show(buffer[0..<n])) expected \(show(script.expected[r.position..<(r.position + n)]))")
-                script.checkNoPoison(r.position, n, "read(\(k))")
+                script.checkNoPoison(r.position, n, runStart: r.runStart, "read(\(k))")
                 r.position += n
                 if n > 0 && r === a { require(a.reported == UInt64(a.position), "progress reported \(a.reported), position \(a.position)") }
             } else {
                 require(n == -1, "read returned \(n)")
                 guard let e = s.error else { fail("a failed read left no error") }
-                require(script.justified(e.status, r.position, r.position + want - 1),
+                require(script.justified(e.status, r.position, r.position + want - 1, runStart: r.runStart),
                         "read(\(k)) at \(r.position) failed with \(e), which no source in \(r.position)...\(r.position + want - 1) explains")
                 r.sticky = e
             }
@@ -528,13 +532,14 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 try s.seek(to: UInt64(target))
                 require(!past, "seek past the end (\(target) of \(total)) succeeded")
                 r.position = target
+                r.runStart = target
                 r.sticky = nil
                 require(s.error == nil, "seek did not clear the error")
             } catch let e as AFSError {
                 if past {
                     require(e.status == .invalidArgument, "seek past the end failed with \(e), not .invalidArgument")
                 } else {
-                    require(e.status == .unsupported && script.justified(.unsupported, target, total),
+                    require(e.status == .unsupported && script.justified(.unsupported, target, total, runStart: target),
                             "seek to \(target) of \(total) failed with \(e)")
                 }
             } catch {
@@ -546,9 +551,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             do {
                 try s.rewind()
                 r.position = 0
+                r.runStart = 0
                 r.sticky = nil
             } catch let e as AFSError {
-                require(e.status == .unsupported && script.justified(.unsupported, 0, total), "rewind failed with \(e)")
+                require(e.status == .unsupported && script.justified(.unsupported, 0, total, runStart: 0), "rewind failed with \(e)")
             } catch {
                 fail("rewind threw a non-AFSError: \(error)")
             }
@@ -575,16 +581,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             } else {
                 require(r.position + w <= total, "write(to:) wrote \(w) bytes from \(r.position) of \(total)")
                 require(got.elementsEqual(script.expected[r.position..<(r.position + w)]), "write(to:) from \(r.position) wrote other bytes")
-                script.checkNoPoison(r.position, w, "write(to:)")
+                script.checkNoPoison(r.position, w, runStart: r.runStart, "write(to:)")
                 if let e = failure {
-                    require(script.justified(e.status, r.position, total - 1), "write(to:) from \(r.position) failed with \(e), which no source explains")
+                    require(script.justified(e.status, r.position, total - 1, runStart: r.runStart), "write(to:) from \(r.position) failed with \(e), which no source explains")
                     require(s.error == e, "write(to:) failed with \(e) but the sticky error is \(String(describing: s.error))")
                     r.sticky = e
                 } else {
                     require(r.position + w == total, "write(to:) stopped at \(r.position + w) of \(total) without an error")
                 }
                 r.position += w
-                r.opened = true
             }
             require(s.position == UInt64(r.position), "position \(s.position) after write(to:), expected \(r.position)")
         }
@@ -605,9 +610,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         body += buffer[0..<n]
     }
     require(body.count <= total && body.elementsEqual(script.expected[0..<body.count]), "the fresh reader delivered other bytes")
-    script.checkNoPoison(0, body.count, "the fresh reader")
+    script.checkNoPoison(0, body.count, runStart: 0, "the fresh reader")
     if let e = failure {
-        require(script.justified(e.status, body.count, total - 1), "the fresh reader failed at \(body.count) with \(e), which no source explains")
+        require(script.justified(e.status, body.count, total - 1, runStart: 0), "the fresh reader failed at \(body.count) with \(e), which no source explains")
         return 0
     }
     require(!script.hasLyingLength, "a body with a dishonest source was read to the end (\(body.count) of \(total) bytes)")
