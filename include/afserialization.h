@@ -163,7 +163,8 @@ AFS_API afs_value *afs_value_new_data(const void *bytes, size_t len);
 
 /**
  * Sets `key` in a dictionary to `value` (consumed, also on failure). An existing key keeps
- * its position and gets the new value.
+ * its position and gets the new value. `key` may be the value's own text
+ * (afs_value_get_string(value)): it is copied before the value is consumed.
  * @param key_len length of key or AFS_NTS.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT when dict is NULL, not a dictionary or a borrowed
  *         member (afs_value_at, afs_value_get: read-only), value is
@@ -836,7 +837,8 @@ AFS_API afs_status afs_response_object(const afs_response_serializer *rs, int st
  * Walking a value. These work on every afs_value (decoded, parsed or built). Members and
  * keys are in insertion order (a dictionary's file order, a set's insertion order).
  * Returned handles and pointers are borrowed from the value passed in: valid until the
- * root value is freed or changed (afs_value_dict_set, afs_value_append); repeated calls
+ * root value is freed, consumed or changed (a successful afs_value_dict_set or
+ * afs_value_append on it; a failed one changes nothing); repeated calls
  * return the same pointers. Never free or change a borrowed afs_value. Like every
  * afs_value, one thread at a time. NULL or the wrong kind gives 0, NULL or false.
  *

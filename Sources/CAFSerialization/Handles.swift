@@ -26,12 +26,15 @@ final class ValueHandle: Handle {
     /// change, which would copy the whole container on each dict_set/append.)
     private(set) var value: Value
 
-    /// Changes the value in place and drops the borrowed handles and copies lent out.
+    /// Changes the value in place and then drops the borrowed handles and copies lent out.
+    /// When `body` throws (a container of the wrong kind) nothing changed and what was lent
+    /// out stays valid, as the header promises.
     func mutate<R>(_ body: (inout Value) throws -> R) rethrows -> R {
+        let r = try body(&value)
         children = nil
         keyCopies = nil
         scalarCopy = nil
-        return try body(&value)
+        return r
     }
     /// Nesting depth of `value` (scalars 0, containers 1 + their deepest member), kept up
     /// to date by `afs_value_dict_set`/`afs_value_append` so that trees deeper than

@@ -68,19 +68,26 @@ private func insert(_ member: (Value, depth: Int), into container: ValueHandle, 
 public func afs_value_dict_set(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ keyLen: Int,
                                _ value: OpaquePointer?, _ err: UnsafeMutableRawPointer?) -> Int32 {
     status(err) {
+        // The container and the key are taken before the value is consumed: either may live
+        // in the value's tree (a borrowed member as container, a key from
+        // afs_value_get_string of the value), which consuming frees.
+        let d = Result { try unbox(dict, ValueHandle.self, "dict") }
+        let k = Result { try stringArg(key, keyLen, "key") }
         let v = try consume(value, into: dict, "value")
-        let d = try unbox(dict, ValueHandle.self, "dict")
-        let k = try stringArg(key, keyLen, "key")
-        try insert(v, into: d) { try $0.dictSet(k, $1) }
+        let container = try d.get()
+        let keyString = try k.get()
+        try insert(v, into: container) { try $0.dictSet(keyString, $1) }
     }
 }
 
 @_cdecl("afs_value_append")
 public func afs_value_append(_ container: OpaquePointer?, _ value: OpaquePointer?, _ err: UnsafeMutableRawPointer?) -> Int32 {
     status(err) {
+        // The container is taken first: a borrowed member of the value, consumed below, stays
+        // alive through this reference until it is refused.
+        let c = Result { try unbox(container, ValueHandle.self, "array_or_set") }
         let v = try consume(value, into: container, "value")
-        let c = try unbox(container, ValueHandle.self, "array_or_set")
-        try insert(v, into: c) { try $0.append($1) }
+        try insert(v, into: try c.get()) { try $0.append($1) }
     }
 }
 

@@ -176,6 +176,53 @@ static void test_borrowed_members(void) {
     afs_value_free(v);
 }
 
+/* Found by Fuzz/value_api.swift (Fuzz/regressions/value_api/): three ways a consuming call
+ * read memory that consuming its value had just freed, or freed what it lent out. Under
+ * valgrind (and ASan in scripts/sanitize.sh) each was an invalid read. */
+static void test_consuming_calls_and_borrowed_memory(void) {
+    afs_error err;
+    /* 1. A failed call changes nothing: members borrowed before it stay valid. */
+    afs_value *d = afs_value_parse_json("{\"k\":[1,2,3]}", AFS_NTS, &err);
+    const afs_value *k = afs_value_get(d, "k");
+    CHECK(k != NULL);
+    memset(&err, 0, sizeof err);
+    CHECK_STATUS(afs_value_append(d, afs_value_new_bool(true), &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "not an array or a set");
+    CHECK(afs_value_count(k) == 3 && afs_value_get_int(afs_value_at(k, 2)) == 3);
+    CHECK(afs_value_get(d, "k") == k);
+    /* A successful change ends them (the same call now lends a new handle). */
+    CHECK_STATUS(afs_value_dict_set(d, "n", AFS_NTS, afs_value_new_null(), &err), AFS_OK);
+    CHECK(afs_value_count(afs_value_get(d, "k")) == 3);
+
+    /* 2. A borrowed container whose root is the value: the value is consumed, the container
+     *    refused, and nothing is read after it was freed. */
+    afs_value *member = (afs_value *)afs_value_get(d, "k");
+    memset(&err, 0, sizeof err);
+    CHECK_STATUS(afs_value_append(member, d, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "borrowed");
+    /* d is consumed (freed); so is the member handle borrowed from it. */
+
+    /* 3. A string value's own bytes as its key, in the call that consumes it. */
+    afs_value *dict = afs_value_new_dict();
+    afs_value *s = afs_value_new_string("name", AFS_NTS, &err);
+    size_t len = 0;
+    const char *text = afs_value_get_string(s, &len);
+    CHECK_STATUS(afs_value_dict_set(dict, text, len, s, &err), AFS_OK);
+    char *q = afs_query_string(dict, &err);
+    CHECK_STR(q, "name=name");
+    afs_free(q);
+    /* ... also when the call fails after consuming it (a borrowed container). */
+    afs_value *arr = afs_value_parse_json("[{}]", AFS_NTS, &err);
+    afs_value *s2 = afs_value_new_string("x", AFS_NTS, &err);
+    text = afs_value_get_string(s2, &len);
+    memset(&err, 0, sizeof err);
+    CHECK_STATUS(afs_value_dict_set((afs_value *)afs_value_at(arr, 0), text, len, s2, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "borrowed");
+    CHECK(afs_value_count(afs_value_at(arr, 0)) == 0);
+    afs_value_free(arr);
+    afs_value_free(dict);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     test_kinds();
@@ -186,5 +233,6 @@ int main(int argc, char **argv) {
     test_parse_json();
     test_depth_limit();
     test_borrowed_members();
+    test_consuming_calls_and_borrowed_memory();
     return check_summary(argv[0]);
 }

@@ -253,6 +253,23 @@ static void values(void) {
     afs_value_dict_set(d, "list", AFS_NTS, afs_value_new_array(), NULL);
     row("a borrowed member (from afs_value_get) as the array to change", "afs_value_append", AFS_E_INVALID_ARGUMENT,
         afs_value_append((afs_value *)afs_value_get(d, "list"), afs_value_new_int(1), fresh()), &E, NULL);
+    /* the value's own tree as container, and its own text as key (both read before the
+     * value is consumed) */
+    afs_value *owner = afs_value_new_dict();
+    afs_value_dict_set(owner, "inner", AFS_NTS, afs_value_new_dict(), NULL);
+    row("a member borrowed from the value itself as the dictionary to change", "afs_value_dict_set", AFS_E_INVALID_ARGUMENT,
+        afs_value_dict_set((afs_value *)afs_value_get(owner, "inner"), "k", AFS_NTS, owner, fresh()), &E, NULL);
+    afs_value *named = afs_value_new_string("name", AFS_NTS, NULL);
+    size_t named_len = 0;
+    const char *own_text = afs_value_get_string(named, &named_len);
+    afs_status own_key = afs_value_dict_set(d, own_text, named_len, named, fresh());
+    const afs_value *under_own_key = afs_value_get(d, "name");
+    row("the value's own text (afs_value_get_string) as its key", "afs_value_dict_set", AFS_OK, own_key, &E,
+        under_own_key ? "the key \"name\" is set" : "the key is missing");
+    if (!under_own_key) {
+        mismatches++;
+        fprintf(stderr, "matrix: values: the value's own text as its key: the key is missing\n");
+    }
     afs_value_free(d);
     afs_value_free(a);
     afs_value_free(str);
