@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Writes the hand-made seeds of Fuzz/corpus/ (text inputs; the script-driven targets'
-seeds are byte scripts, made here too). Run from the repository root; existing files
-are overwritten, others are left alone."""
+seeds are byte scripts, made here too), and the hand-made inputs of Fuzz/regressions/ that
+showed a bug. Run from the repository root; existing files are overwritten, others are
+left alone."""
 import datetime
 import os
 import plistlib
 
-def put(target, name, data):
-    d = os.path.join("Fuzz", "corpus", target)
+def put(target, name, data, tree="corpus"):
+    d = os.path.join("Fuzz", tree, target)
     os.makedirs(d, exist_ok=True)
     if isinstance(data, str):
         data = data.encode("utf-8")
@@ -170,3 +171,30 @@ put("query_string", "indexed_literal_plus", bytes([0x0E]) + DICT_OF_SCALARS)
 put("query_string", "no_brackets_nested_set", bytes([0x01, 0x0C, 0x02, 0x01, 0x00]) + NESTED
     + bytes([0x01, 0x01, 0x0F, 0x02, 0x01, 0x01, 0x06, 0x01, 0x05]))  # {"a": [[], {}, set(5, "0")], "Z": set(true, "+")}
 put("query_string", "not_a_dictionary", bytes([0x30]) + NESTED)
+
+# value_api: a script of operations (Fuzz/value_api.swift), one byte each for the operation
+# (mod 16), a handle (two bytes: 1 = not NULL, then the slot) and the arguments. The first
+# three were use-after-free bugs of the C layer (regressions; Tests/c/test_values.c).
+OWNED_ARRAY, DATA_AB = bytes([0x00, 0x01]), bytes([0x03, 0x01, 0x02, 0x41, 0x42])
+put("value_api", "borrowed_container_with_its_root_as_value", OWNED_ARRAY + DATA_AB + bytes([
+    0x07, 0x01, 0x00, 0x01, 0x01, 0x01,  # append(array, "AB"): the data handle is consumed
+    0x0A, 0x01, 0x00, 0x00, 0x01,        # borrow array[0]
+    0x07, 0x01, 0x01, 0x01, 0x01, 0x00,  # append(borrowed member, array): refused, array consumed
+    0x00, 0x00, 0x0D, 0x01, 0x00,        # a new dictionary, walked
+]), tree="regressions")
+put("value_api", "failed_append_keeps_borrowed_members", bytes([
+    0x00, 0x00,                                            # a dictionary
+    0x02, 0x02, 0x01,                                      # true
+    0x05, 0x01, 0x00, 0x01, 0x00, 0x01, 0x01, 0x01, 0x01,  # dict_set(dict, "", true)
+    0x0A, 0x01, 0x00, 0x00, 0x01, 0x00,                    # borrow dict[0]
+    0x02, 0x02, 0x00,                                      # false
+    0x07, 0x01, 0x00, 0x01, 0x01, 0x02,                    # append(dict, false): refused
+    0x0D, 0x01, 0x01,                                      # walk the borrowed member
+]), tree="regressions")
+put("value_api", "chain_of_529_arrays", bytes([0x02, 0x03, 0x09, 0x01, 0x00, 0x00, 0x1D, 0x0F, 0x01, 0x00]))
+put("value_api", "string_value_as_its_own_key", bytes([
+    0x00, 0x00,                                # a dictionary
+    0x01, 0x01, 0x01, 0x00, 0x01,              # the string "a", passed with its length
+    0x05, 0x01, 0x00, 0x01, 0x00, 0x01, 0x01, 0x01, 0x01, 0x00,  # dict_set(dict, its text, "a")
+    0x0F, 0x01, 0x00,                          # the query string
+]), tree="regressions")
