@@ -103,8 +103,9 @@ public enum HTTPSyntax {
                     if after < authorityEnd && u[after] != UInt8(ascii: ":") {
                         throw fail("invalid character \(describe(u[after])) at offset \(after) after the IP literal (expected ':' and a port)")
                     }
-                    if auth[auth.index(after: c)...].contains(where: { u[$0] == UInt8(ascii: "[") || u[$0] == UInt8(ascii: "]") }) {
-                        throw fail("a second bracket in the authority")
+                    // Exactly these two brackets (an IP literal holds none; found by fuzzing).
+                    if let extra = auth.first(where: { $0 != o && $0 != c && (u[$0] == UInt8(ascii: "[") || u[$0] == UInt8(ascii: "]")) }) {
+                        throw fail("a second bracket \(describe(u[extra])) at offset \(extra) in the authority")
                     }
                 } else if let c = close {
                     throw fail("']' (0x5D) at offset \(c) without '['")

@@ -102,7 +102,10 @@ final class RequestSerializerTests: XCTestCase {
             ("http://e.com/<", "'<' (0x3C) at offset 13"), ("http://e.com/a{", "'{' (0x7B) at offset 14"),
             ("http://[::1/", "not closed by ']'"), ("http://a[::1]/", "does not start the host"),
             ("http://[::1]x/", "after the IP literal"), ("http://::1]/", "without '['"),
-            ("http://[::1]:80[/", "a second bracket"),
+            ("http://[::1]:80[/", "a second bracket '[' (0x5B) at offset 15"),
+            // Fuzz/regressions/request_syntax/second-bracket-inside-an-ip-literal
+            ("ftp://['[fe80::1%25en0]", "a second bracket '[' (0x5B) at offset 8"),
+            ("http://[::1[]/", "a second bracket '[' (0x5B) at offset 11"),
         ]
         for (u, needle) in cases {
             XCTAssertThrowsError(try Request(method: "GET", url: u)) { e in

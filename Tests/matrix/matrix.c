@@ -443,6 +443,7 @@ static void requests(void) {
         {"http://[::1/", "an unclosed IPv6 bracket"},
         {"http://a[::1]/", "an IPv6 literal that does not start the host"},
         {"http://[::1]x/", "text after an IPv6 literal"},
+        {"http://[[::1]/", "a second bracket inside an IPv6 literal"},
         {"http://example.com/[x]", "brackets in the path"},
     };
     char in[300];
