@@ -33,26 +33,21 @@ func parseChecked(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool) -> 
     }
 }
 
-/// `afs_error`: status, errno, then a 512-byte message.
-let afsErrorSize = 4 + 4 + 512
-
 /// Parses through the C API; checks it agrees with the Swift parser's outcome.
 func parseThroughC(_ data: UnsafePointer<UInt8>, _ size: Int, _ swift: Value?) {
-    let err = UnsafeMutableRawPointer.allocate(byteCount: afsErrorSize, alignment: 8)
-    defer { err.deallocate() }
-    err.initializeMemory(as: UInt8.self, repeating: 0xAA, count: afsErrorSize)
+    let box = ErrorBox()
+    let err = box.reset()
     let handle = data.withMemoryRebound(to: CChar.self, capacity: size) { afs_value_parse_json($0, size, err) }
-    let code = err.load(as: Int32.self)
+    let code = box.status
     if let handle {
         guard let v = swift else { fail("afs_value_parse_json accepted what JSONParser rejects") }
-        let untouched = UnsafeRawBufferPointer(start: err, count: afsErrorSize).allSatisfy { $0 == 0xAA }
-        require(untouched, "afs_value_parse_json succeeded but wrote into the afs_error (header: left untouched)")
+        require(box.untouched, "afs_value_parse_json succeeded but wrote into the afs_error (header: left untouched)")
         require(afs_value_kind_of(handle) == v.kind.rawValue, "afs_value_kind_of says \(afs_value_kind_of(handle)), the value is \(v.kind)")
         afs_value_free(handle)
     } else {
         require(swift == nil, "afs_value_parse_json failed where JSONParser succeeds")
         require(code == AFSStatus.invalidJSON.rawValue, "afs_value_parse_json failed with status \(code), not AFS_E_INVALID_JSON")
-        let message = String(cString: (err + 8).assumingMemoryBound(to: CChar.self))
+        let message = box.message
         require(message.contains("at byte offset"), "the C error message has no offset: \(message)")
     }
 }

@@ -124,10 +124,8 @@ func escapeAll(_ bytes: UnsafeBufferPointer<UInt8>) {
 
 /// `afs_percent_escape` against the Swift result (nil for invalid input).
 func escapeThroughC(_ bytes: UnsafeBufferPointer<UInt8>, _ expected: [UInt8]?, _ offset: Int?) {
-    let errSize = 4 + 4 + 512
-    let err = UnsafeMutableRawPointer.allocate(byteCount: errSize, alignment: 8)
-    defer { err.deallocate() }
-    err.initializeMemory(as: UInt8.self, repeating: 0xAA, count: errSize)
+    let box = ErrorBox()
+    let err = box.reset()
     // A copy, so that a NULL base address (empty input) is passed as libFuzzer would not.
     let copy = UnsafeMutablePointer<CChar>.allocate(capacity: Swift.max(bytes.count, 1))
     defer { copy.deallocate() }
@@ -138,11 +136,11 @@ func escapeThroughC(_ bytes: UnsafeBufferPointer<UInt8>, _ expected: [UInt8]?, _
         guard let expected else { fail("afs_percent_escape accepted invalid UTF-8 \(show(bytes))") }
         let got = Array(UnsafeBufferPointer(start: UnsafeRawPointer(out).assumingMemoryBound(to: UInt8.self), count: strlen(out)))
         require(got == expected, "afs_percent_escape gave \(show(got)), the core \(show(expected))")
-        require(UnsafeRawBufferPointer(start: err, count: errSize).allSatisfy { $0 == 0xAA }, "afs_percent_escape succeeded but wrote into the afs_error")
+        require(box.untouched, "afs_percent_escape succeeded but wrote into the afs_error")
     } else {
         require(expected == nil, "afs_percent_escape failed on valid UTF-8 \(show(bytes))")
-        require(err.load(as: Int32.self) == AFSStatus.invalidUTF8.rawValue, "afs_percent_escape failed with status \(err.load(as: Int32.self))")
-        let message = String(cString: (err + 8).assumingMemoryBound(to: CChar.self))
+        require(box.status == AFSStatus.invalidUTF8.rawValue, "afs_percent_escape failed with status \(box.status)")
+        let message = box.message
         require(trailingOffset(message) == offset, "afs_percent_escape names offset \(String(describing: trailingOffset(message))), expected \(String(describing: offset)): \(message)")
     }
 }

@@ -27,25 +27,6 @@ import CAFSerialization
 import Glibc
 #endif
 
-// MARK: - The afs_error of each call
-
-/// An `afs_error` (status, errno, 512-byte message) filled with 0xAA before each call, so
-/// that an untouched one can be recognised.
-final class ErrorBox {
-    static let size = 4 + 4 + 512
-    let raw = UnsafeMutableRawPointer.allocate(byteCount: ErrorBox.size, alignment: 8)
-    deinit { raw.deallocate() }
-
-    /// Fresh for the next call.
-    func reset() -> UnsafeMutableRawPointer {
-        raw.initializeMemory(as: UInt8.self, repeating: 0xAA, count: ErrorBox.size)
-        return raw
-    }
-    var status: Int32 { raw.load(as: Int32.self) }
-    var message: String { String(cString: (raw + 8).assumingMemoryBound(to: CChar.self)) }
-    var untouched: Bool { UnsafeRawBufferPointer(start: raw, count: ErrorBox.size).allSatisfy { $0 == 0xAA } }
-}
-
 let errorBox = ErrorBox()
 let invalidArgument = AFSStatus.invalidArgument.rawValue
 let invalidUTF8 = AFSStatus.invalidUTF8.rawValue

@@ -6,6 +6,7 @@
 // - `same`, `normalizedForJSON`, `sortedKeys`: strict comparisons of trees.
 // - `require`: a violated property ends the process through `fatalError`, which libFuzzer
 //   records as a crash (and saves the input).
+// - `ErrorBox`: the `afs_error` passed to a C API call, to tell an untouched one apart.
 @testable import AFSerialization
 
 #if canImport(Glibc)
@@ -372,4 +373,23 @@ let fuzzTrace = getenv("FUZZ_TRACE") != nil
 @inline(__always)
 func trace(_ message: @autoclosure () -> String) {
     if fuzzTrace { fputs(message() + "\n", stderr) }
+}
+
+// MARK: - The afs_error of a C call
+
+/// An `afs_error` (status, errno, 512-byte message) filled with 0xAA before each call, so
+/// that an untouched one can be recognised.
+final class ErrorBox {
+    static let size = 4 + 4 + 512
+    let raw = UnsafeMutableRawPointer.allocate(byteCount: ErrorBox.size, alignment: 8)
+    deinit { raw.deallocate() }
+
+    /// Fresh for the next call.
+    func reset() -> UnsafeMutableRawPointer {
+        raw.initializeMemory(as: UInt8.self, repeating: 0xAA, count: ErrorBox.size)
+        return raw
+    }
+    var status: Int32 { raw.load(as: Int32.self) }
+    var message: String { String(cString: (raw + 8).assumingMemoryBound(to: CChar.self)) }
+    var untouched: Bool { UnsafeRawBufferPointer(start: raw, count: ErrorBox.size).allSatisfy { $0 == 0xAA } }
 }
