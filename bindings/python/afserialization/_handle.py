@@ -1,11 +1,11 @@
 """The owner of one C pointer, shared by the public classes that use it."""
 from __future__ import annotations
 
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, Optional, TypeVar
 
 from .errors import HandleClosedError
 
-__all__ = ["CHandle"]
+__all__ = ["CHandle", "HandleOwner"]
 
 
 class CHandle:
@@ -65,3 +65,29 @@ class CHandle:
     def __repr__(self) -> str:
         state = "closed" if self._ptr is None else "open"
         return f"<CHandle {self.what} {state}>"
+
+
+_O = TypeVar("_O", bound="HandleOwner")
+
+
+class HandleOwner:
+    """The lifecycle of a public class that owns its C object through ``self._h`` (a
+    :class:`CHandle`): ``closed``, an idempotent ``close`` and use as a context manager."""
+
+    __slots__ = ()
+    _h: CHandle
+
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._h.closed
+
+    def close(self) -> None:
+        """Frees the C object (idempotent)."""
+        self._h.close()
+
+    def __enter__(self: _O) -> _O:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

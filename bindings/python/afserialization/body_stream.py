@@ -1,7 +1,6 @@
 """The multipart body as a binary file: ``afs_body_stream`` behind ``io.RawIOBase``."""
 from __future__ import annotations
 
-import ctypes
 import io
 import os
 import socket

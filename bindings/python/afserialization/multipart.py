@@ -6,11 +6,11 @@ import io
 import itertools
 import os
 from collections.abc import Mapping
-from typing import Any, Dict, Iterable, Optional, Tuple, Union
+from typing import Any, Dict, Iterable, Optional, Union
 
 from . import _ffi
 from ._ffi import READ_FN, RELEASE_FN, REWIND_FN, c_char_p, lib
-from ._handle import CHandle
+from ._handle import CHandle, HandleOwner
 from ._text import cpath, cstr
 from .errors import InvalidHeaderError
 from .request import HeadersInput, Request
@@ -26,7 +26,7 @@ UPLOAD_STREAM_3G_SUGGESTED_DELAY = 0.2
 StreamSource = Union[io.IOBase, Any, Iterable[bytes]]
 
 
-class MultipartForm:
+class MultipartForm(HandleOwner):
     """A multipart form being built (``afs_form``); made by
     :meth:`HTTPRequestSerializer.multipart_form`.
 
@@ -51,20 +51,9 @@ class MultipartForm:
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    @property
-    def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return self._h.closed
-
     def close(self) -> None:
         """Frees the form (idempotent); parts not handed to a request are released."""
         self._h.close()
-
-    def __enter__(self) -> "MultipartForm":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         if self._h.closed:

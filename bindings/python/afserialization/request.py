@@ -8,7 +8,7 @@ from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional, Tupl
 from urllib.parse import urlsplit
 
 from ._ffi import c_size_t, lib
-from ._handle import CHandle
+from ._handle import CHandle, HandleOwner
 from ._text import cpath, cstr
 from .errors import BadURLError, InvalidHeaderError, InvalidMethodError
 
@@ -97,7 +97,7 @@ class RequestHeaders(MutableMapping):
         return dict(self.items())
 
 
-class Request:
+class Request(HandleOwner):
     """A serialized request: method, URL, headers in order, body or body stream, and
     NSURLRequest's properties.
 
@@ -142,22 +142,11 @@ class Request:
 
     # -- lifecycle ------------------------------------------------------------------------
 
-    @property
-    def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return self._h.closed
-
     def close(self) -> None:
         """Frees the request and closes its body stream (idempotent)."""
         if self._stream is not None:
             self._stream.close()
         self._h.close()
-
-    def __enter__(self) -> "Request":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     # -- contents -------------------------------------------------------------------------
 

@@ -75,7 +75,7 @@ from typing import Any, FrozenSet, Iterable, List, Optional, Tuple, TypeVar, Uni
 
 from . import _ffi
 from ._ffi import c_response_serializer_p, c_value_p, lib
-from ._handle import CHandle
+from ._handle import CHandle, HandleOwner
 from ._text import cstr
 from .errors import Status, UnacceptableStatusError, UnsupportedTypeError, ValueOutOfRangeError
 from .serializers import _coerce
@@ -291,7 +291,7 @@ def _drop_nulls(obj: Any) -> Any:
 R = TypeVar("R", bound="HTTPResponseSerializer")
 
 
-class HTTPResponseSerializer:
+class HTTPResponseSerializer(HandleOwner):
     """AFHTTPResponseSerializer: validates the status code (default 200-299) and the MIME
     type (default: any); :meth:`response_object` returns the body as ``bytes``.
 
@@ -326,20 +326,6 @@ class HTTPResponseSerializer:
 
     __copy__ = copy
 
-    @property
-    def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return self._h.closed
-
-    def close(self) -> None:
-        """Frees the C serializer (idempotent)."""
-        self._h.close()
-
-    def __enter__(self: R) -> R:
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = " closed" if self._h.closed else ""

@@ -3,7 +3,6 @@ AFPropertyListRequestSerializer over ``afs_serializer``."""
 from __future__ import annotations
 
 import codecs
-import ctypes
 import enum
 import threading
 from collections.abc import MutableMapping
@@ -12,7 +11,7 @@ from typing import (TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Ite
 
 from . import _ffi
 from ._ffi import QUERY_FN, c_char_p, lib
-from ._handle import CHandle
+from ._handle import CHandle, HandleOwner
 from ._text import cstr
 from .errors import BadURLError, InvalidHeaderError, InvalidMethodError
 from .request import Request
@@ -248,7 +247,7 @@ class SerializerHeaders(MutableMapping):
 # Serializers
 
 
-class HTTPRequestSerializer:
+class HTTPRequestSerializer(HandleOwner):
     """AFHTTPRequestSerializer: query strings for ``GET``/``HEAD``/``DELETE`` and
     ``application/x-www-form-urlencoded`` bodies for other methods.
 
@@ -291,20 +290,6 @@ class HTTPRequestSerializer:
 
     __copy__ = copy
 
-    @property
-    def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return self._h.closed
-
-    def close(self) -> None:
-        """Frees the C serializer (idempotent)."""
-        self._h.close()
-
-    def __enter__(self: "S") -> "S":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = " closed" if self._h.closed else ""
@@ -534,9 +519,6 @@ class HTTPRequestSerializer:
         with ParamsRef(params) as p, _Calling(params):
             ptr = lib.afs_serializer_multipart_form(self._h.get(), m, u, p)
         return MultipartForm._adopt(ptr)
-
-
-S = TypeVar("S", bound=HTTPRequestSerializer)
 
 
 class JSONRequestSerializer(HTTPRequestSerializer):

@@ -47,7 +47,7 @@ from typing import Any, List, Optional, Tuple
 
 from . import _ffi
 from ._ffi import lib
-from ._handle import CHandle
+from ._handle import CHandle, HandleOwner
 from .errors import (InvalidArgumentError, SerializationError, Status, UnsupportedTypeError,
                      ValueOutOfRangeError)
 
@@ -77,7 +77,7 @@ class ValueKind(enum.IntEnum):
     DICT = 8
 
 
-class Value:
+class Value(HandleOwner):
     """An ``afs_value`` parameters tree owned by Python.
 
     Build one from Python objects (``Value({"a": [1, 2]})``) or JSON text
@@ -125,21 +125,6 @@ class Value:
             lock = self._h.keepalive.setdefault("walk", threading.Lock())
         with lock:
             return tree_to_python(cast(ptr, c_void_p).value)
-
-    @property
-    def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return self._h.closed
-
-    def close(self) -> None:
-        """Frees the C tree (idempotent)."""
-        self._h.close()
-
-    def __enter__(self) -> "Value":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         if self._h.closed:
