@@ -103,12 +103,7 @@ public final class BodyPart: @unchecked Sendable {  // only `consumed` changes, 
     init(headers: [(name: String, value: String)], source: Source, length: UInt64, label: String) {
         self.headers = headers
         var w = ByteWriter(capacity: 128)
-        for (n, v) in headers {
-            w.append(n)
-            w.append(": " as StaticString)
-            w.append(v)
-            w.append("\r\n" as StaticString)
-        }
+        for (n, v) in headers { w.appendHeaderLine(n, v) }
         w.append("\r\n" as StaticString)
         headerBlock = w.withBytes { ByteBlock(UnsafeRawBufferPointer($0)) }
         self.source = source

@@ -1,3 +1,4 @@
+// `afs_request`: a request and the C strings lent out by its getters.
 import AFSerialization
 
 /// `afs_request`: a request plus the C strings lent out by its getters. The copies are made
@@ -7,7 +8,7 @@ final class RequestHandle: Handle {
         didSet { lent = nil; lentBody = nil }
     }
     /// method, url, then name and value of each header.
-    private var lent: [CStringBox]?
+    private var lent: [CStringBox?]?
     private var lentBody: CStringBox?
     /// The borrowed `afs_body_stream` of a multipart request (`afs_request_body_stream`),
     /// created on first use and owned by this handle.
@@ -16,7 +17,8 @@ final class RequestHandle: Handle {
     init(_ r: Request) { request = r }
     override class var cName: String { "afs_request" }
 
-    private func strings() -> [CStringBox] {
+    /// The copies; an entry is nil when it could not be allocated (its getter returns NULL).
+    private func strings() -> [CStringBox?] {
         if let l = lent { return l }
         var l = [CStringBox.copy(request.method), CStringBox.copy(request.url)]
         for (n, v) in request.headers {
@@ -27,17 +29,17 @@ final class RequestHandle: Handle {
         return l
     }
 
-    var method: UnsafePointer<CChar> { UnsafePointer(strings()[0].pointer) }
-    var url: UnsafePointer<CChar> { UnsafePointer(strings()[1].pointer) }
+    var method: UnsafePointer<CChar>? { strings()[0].map { UnsafePointer($0.pointer) } }
+    var url: UnsafePointer<CChar>? { strings()[1].map { UnsafePointer($0.pointer) } }
 
     func headerName(_ i: Int) -> UnsafePointer<CChar>? {
         guard i >= 0 && i < request.headers.count else { return nil }
-        return UnsafePointer(strings()[2 + 2 * i].pointer)
+        return strings()[2 + 2 * i].map { UnsafePointer($0.pointer) }
     }
 
     func headerValue(_ i: Int) -> UnsafePointer<CChar>? {
         guard i >= 0 && i < request.headers.count else { return nil }
-        return UnsafePointer(strings()[3 + 2 * i].pointer)
+        return strings()[3 + 2 * i].map { UnsafePointer($0.pointer) }
     }
 
     /// The body bytes lent to C; nil when there is no body.

@@ -1,16 +1,17 @@
 // afs_request_*: requests built by hand and the getters of serialized requests.
 import AFSerialization
+import CAFSerialization
 
-@_cdecl("afs_request_new")
-public func afs_request_new(_ method: UnsafePointer<CChar>?, _ url: UnsafePointer<CChar>?, _ err: UnsafeMutableRawPointer?) -> OpaquePointer? {
+@c @implementation
+public func afs_request_new(_ method: UnsafePointer<CChar>?, _ url: UnsafePointer<CChar>?, _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
     pointer(err) {
         box(RequestHandle(try Request(method: try stringArg(method, NTS, "method"), url: try stringArg(url, NTS, "url"))))
     }
 }
 
-@_cdecl("afs_request_set_header")
+@c @implementation
 public func afs_request_set_header(_ r: OpaquePointer?, _ field: UnsafePointer<CChar>?, _ value: UnsafePointer<CChar>?,
-                                   _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                   _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
         let h = try unbox(r, RequestHandle.self, "request")
         let name = try stringArg(field, NTS, "field")
@@ -18,36 +19,36 @@ public func afs_request_set_header(_ r: OpaquePointer?, _ field: UnsafePointer<C
     }
 }
 
-@_cdecl("afs_request_free")
+@c @implementation
 public func afs_request_free(_ r: OpaquePointer?) { release(r, RequestHandle.self) }
 
-@_cdecl("afs_request_method")
+@c @implementation
 public func afs_request_method(_ r: OpaquePointer?) -> UnsafePointer<CChar>? { peek(r, RequestHandle.self)?.method }
 
-@_cdecl("afs_request_url")
+@c @implementation
 public func afs_request_url(_ r: OpaquePointer?) -> UnsafePointer<CChar>? { peek(r, RequestHandle.self)?.url }
 
-@_cdecl("afs_request_header_count")
+@c @implementation
 public func afs_request_header_count(_ r: OpaquePointer?) -> Int { peek(r, RequestHandle.self)?.request.headers.count ?? 0 }
 
-@_cdecl("afs_request_header_name")
+@c @implementation
 public func afs_request_header_name(_ r: OpaquePointer?, _ i: Int) -> UnsafePointer<CChar>? {
     peek(r, RequestHandle.self)?.headerName(i)
 }
 
-@_cdecl("afs_request_header_value")
+@c @implementation
 public func afs_request_header_value(_ r: OpaquePointer?, _ i: Int) -> UnsafePointer<CChar>? {
     peek(r, RequestHandle.self)?.headerValue(i)
 }
 
-@_cdecl("afs_request_header")
+@c @implementation
 public func afs_request_header(_ r: OpaquePointer?, _ field: UnsafePointer<CChar>?) -> UnsafePointer<CChar>? {
     guard let h = peek(r, RequestHandle.self), let name = try? stringArg(field, NTS, "field"),
           let i = h.request.headers.index(of: name) else { return nil }
     return h.headerValue(i)
 }
 
-@_cdecl("afs_request_body")
+@c @implementation
 public func afs_request_body(_ r: OpaquePointer?, _ len: UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>? {
     guard let b = peek(r, RequestHandle.self)?.body() else {
         len?.pointee = 0
@@ -57,20 +58,20 @@ public func afs_request_body(_ r: OpaquePointer?, _ len: UnsafeMutablePointer<In
     return UnsafeRawPointer(b.pointer).assumingMemoryBound(to: UInt8.self)
 }
 
-@_cdecl("afs_request_timeout_interval")
+@c @implementation
 public func afs_request_timeout_interval(_ r: OpaquePointer?) -> Double { peek(r, RequestHandle.self)?.request.properties.timeoutInterval ?? 0 }
 
-@_cdecl("afs_request_cache_policy")
+@c @implementation
 public func afs_request_cache_policy(_ r: OpaquePointer?) -> Int32 { peek(r, RequestHandle.self)?.request.properties.cachePolicy ?? 0 }
 
-@_cdecl("afs_request_should_handle_cookies")
+@c @implementation
 public func afs_request_should_handle_cookies(_ r: OpaquePointer?) -> Bool { peek(r, RequestHandle.self)?.request.properties.shouldHandleCookies ?? false }
 
-@_cdecl("afs_request_should_use_pipelining")
+@c @implementation
 public func afs_request_should_use_pipelining(_ r: OpaquePointer?) -> Bool { peek(r, RequestHandle.self)?.request.properties.shouldUsePipelining ?? false }
 
-@_cdecl("afs_request_allows_cellular_access")
+@c @implementation
 public func afs_request_allows_cellular_access(_ r: OpaquePointer?) -> Bool { peek(r, RequestHandle.self)?.request.properties.allowsCellularAccess ?? false }
 
-@_cdecl("afs_request_network_service_type")
+@c @implementation
 public func afs_request_network_service_type(_ r: OpaquePointer?) -> Int32 { peek(r, RequestHandle.self)?.request.properties.networkServiceType ?? 0 }

@@ -1,6 +1,7 @@
 // afs_body_stream_*, afs_request_body_stream and afs_request_write_body_to_file: pulling a
 // multipart body.
 import AFSerialization
+import CAFSerialization
 
 /// `afs_body_stream`: borrowed from its request (`afs_request_body_stream`), never freed
 /// by the caller.
@@ -10,77 +11,74 @@ final class BodyStreamHandle: Handle {
     override class var cName: String { "afs_body_stream" }
 }
 
-/// `void (*)(void *ctx, uint64_t sent, uint64_t total)`
-public typealias afs_progress_fn = @convention(c) (UnsafeMutableRawPointer?, UInt64, UInt64) -> Void
-
-@_cdecl("afs_request_body_stream")
+@c @implementation
 public func afs_request_body_stream(_ r: OpaquePointer?) -> OpaquePointer? {
     guard let h = peek(r, RequestHandle.self), let s = h.request.bodyStream else { return nil }
     if h.bodyStreamHandle?.stream !== s { h.bodyStreamHandle = BodyStreamHandle(s) }
-    return OpaquePointer(Unmanaged.passUnretained(h.bodyStreamHandle!).toOpaque())
+    return lend(h.bodyStreamHandle!)
 }
 
-@_cdecl("afs_request_write_body_to_file")
+@c @implementation
 public func afs_request_write_body_to_file(_ r: OpaquePointer?, _ path: UnsafePointer<CChar>?,
-                                           _ err: UnsafeMutableRawPointer?) -> OpaquePointer? {
+                                           _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
     pointer(err) {
         let h = try unbox(r, RequestHandle.self, "request")
         return box(RequestHandle(try h.request.writingBody(toFile: try stringArg(path, NTS, "path"))))
     }
 }
 
-@_cdecl("afs_body_stream_open")
-public func afs_body_stream_open(_ bs: OpaquePointer?, _ err: UnsafeMutableRawPointer?) -> Int32 {
+@c @implementation
+public func afs_body_stream_open(_ bs: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) { try unbox(bs, BodyStreamHandle.self, "stream").stream.open() }
 }
 
-@_cdecl("afs_body_stream_read")
+@c @implementation
 public func afs_body_stream_read(_ bs: OpaquePointer?, _ buffer: UnsafeMutablePointer<UInt8>?, _ maxLength: Int) -> Int64 {
     guard let h = peek(bs, BodyStreamHandle.self) else { return -1 }
     // A size_t above Int.max arrives negative: it only means "as much as you have".
     return Int64(h.stream.read(into: buffer, maxLength: maxLength < 0 ? Int.max : maxLength))
 }
 
-@_cdecl("afs_body_stream_has_bytes_available")
+@c @implementation
 public func afs_body_stream_has_bytes_available(_ bs: OpaquePointer?) -> Bool {
     peek(bs, BodyStreamHandle.self)?.stream.hasBytesAvailable ?? false
 }
 
-@_cdecl("afs_body_stream_content_length")
+@c @implementation
 public func afs_body_stream_content_length(_ bs: OpaquePointer?) -> UInt64 {
     peek(bs, BodyStreamHandle.self)?.stream.contentLength ?? 0
 }
 
-@_cdecl("afs_body_stream_close")
+@c @implementation
 public func afs_body_stream_close(_ bs: OpaquePointer?) {
     peek(bs, BodyStreamHandle.self)?.stream.close()
 }
 
-@_cdecl("afs_body_stream_error")
-public func afs_body_stream_error(_ bs: OpaquePointer?, _ out: UnsafeMutableRawPointer?) -> Int32 {
+@c @implementation
+public func afs_body_stream_error(_ bs: OpaquePointer?, _ out: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(out) {
         if let e = try unbox(bs, BodyStreamHandle.self, "stream").stream.error { throw e }
     }
 }
 
-@_cdecl("afs_body_stream_rewind")
-public func afs_body_stream_rewind(_ bs: OpaquePointer?, _ err: UnsafeMutableRawPointer?) -> Int32 {
+@c @implementation
+public func afs_body_stream_rewind(_ bs: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) { try unbox(bs, BodyStreamHandle.self, "stream").stream.rewind() }
 }
 
-@_cdecl("afs_body_stream_seek")
-public func afs_body_stream_seek(_ bs: OpaquePointer?, _ offset: UInt64, _ err: UnsafeMutableRawPointer?) -> Int32 {
+@c @implementation
+public func afs_body_stream_seek(_ bs: OpaquePointer?, _ offset: UInt64, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) { try unbox(bs, BodyStreamHandle.self, "stream").stream.seek(to: offset) }
 }
 
-@_cdecl("afs_body_stream_position")
+@c @implementation
 public func afs_body_stream_position(_ bs: OpaquePointer?) -> UInt64 {
     peek(bs, BodyStreamHandle.self)?.stream.position ?? 0
 }
 
-@_cdecl("afs_body_stream_write_to_fd")
+@c @implementation
 public func afs_body_stream_write_to_fd(_ bs: OpaquePointer?, _ fd: Int32, _ written: UnsafeMutablePointer<UInt64>?,
-                                        _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                        _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     written?.pointee = 0
     return status(err) {
         let s = try unbox(bs, BodyStreamHandle.self, "stream").stream
@@ -91,7 +89,7 @@ public func afs_body_stream_write_to_fd(_ bs: OpaquePointer?, _ fd: Int32, _ wri
     }
 }
 
-@_cdecl("afs_body_stream_set_progress")
+@c @implementation
 public func afs_body_stream_set_progress(_ bs: OpaquePointer?, _ fn: afs_progress_fn?, _ ctx: UnsafeMutableRawPointer?) {
     guard let s = peek(bs, BodyStreamHandle.self)?.stream else { return }
     guard let fn = fn else {

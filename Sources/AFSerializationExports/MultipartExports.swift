@@ -1,5 +1,6 @@
 // afs_form_* and afs_serializer_multipart_form: building multipart/form-data requests.
 import AFSerialization
+import CAFSerialization
 
 /// `afs_form`: a form being built, plus the boundary string lent to C.
 final class FormHandle: Handle {
@@ -10,20 +11,13 @@ final class FormHandle: Handle {
     override class var cName: String { "afs_form" }
 
     /// The boundary as a C string, valid until the boundary changes or the form is freed.
-    var boundary: UnsafePointer<CChar> {
+    var boundary: UnsafePointer<CChar>? {
         if let b = lentBoundary, String(cString: b.pointer) == form.boundary { return UnsafePointer(b.pointer) }
-        let b = CStringBox.copy(form.boundary)
+        guard let b = CStringBox.copy(form.boundary) else { return nil }
         lentBoundary = b
         return UnsafePointer(b.pointer)
     }
 }
-
-/// `int64_t (*)(void *ctx, uint8_t *buffer, size_t max_length)`
-public typealias afs_read_fn = @convention(c) (UnsafeMutableRawPointer?, UnsafeMutablePointer<UInt8>?, Int) -> Int64
-/// `int (*)(void *ctx)`
-public typealias afs_rewind_fn = @convention(c) (UnsafeMutableRawPointer?) -> Int32
-/// `void (*)(void *ctx)`
-public typealias afs_release_fn = @convention(c) (UnsafeMutableRawPointer?) -> Void
 
 /// A caller's read/rewind/release triple. `release` runs exactly once, when this object
 /// goes away: with its part, or at once when the append fails.
@@ -58,16 +52,9 @@ private func usableForm(_ f: OpaquePointer?) throws -> MultipartForm {
     return form
 }
 
-/// Bytes argument that may be NULL only when `len` is 0.
-private func dataArg(_ p: UnsafeRawPointer?, _ len: Int, _ what: String) throws -> UnsafeRawBufferPointer {
-    if len == 0 { return UnsafeRawBufferPointer(start: nil, count: 0) }
-    guard let p = p else { throw AFSError(.invalidArgument, "\(what) is NULL but its length is \(len)") }
-    return UnsafeRawBufferPointer(start: p, count: len)
-}
-
-@_cdecl("afs_serializer_multipart_form")
+@c @implementation
 public func afs_serializer_multipart_form(_ s: OpaquePointer?, _ method: UnsafePointer<CChar>?, _ url: UnsafePointer<CChar>?,
-                                          _ params: OpaquePointer?, _ err: UnsafeMutableRawPointer?) -> OpaquePointer? {
+                                          _ params: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
     pointer(err) {
         let h = try unbox(s, SerializerHandle.self, "serializer")
         let m = try stringArg(method, NTS, "method"), u = try stringArg(url, NTS, "url")
@@ -76,19 +63,19 @@ public func afs_serializer_multipart_form(_ s: OpaquePointer?, _ method: UnsafeP
     }
 }
 
-@_cdecl("afs_form_append_file")
+@c @implementation
 public func afs_form_append_file(_ f: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?,
-                                 _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                 _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
         let form = try usableForm(f)
         try form.appendFile(path: try stringArg(path, NTS, "path"), name: try stringArg(name, NTS, "name"))
     }
 }
 
-@_cdecl("afs_form_append_file_ex")
+@c @implementation
 public func afs_form_append_file_ex(_ f: OpaquePointer?, _ path: UnsafePointer<CChar>?, _ name: UnsafePointer<CChar>?,
                                     _ filename: UnsafePointer<CChar>?, _ mimeType: UnsafePointer<CChar>?,
-                                    _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                    _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
         let form = try usableForm(f)
         try form.appendFile(path: try stringArg(path, NTS, "path"), name: try stringArg(name, NTS, "name"),
@@ -97,10 +84,10 @@ public func afs_form_append_file_ex(_ f: OpaquePointer?, _ path: UnsafePointer<C
     }
 }
 
-@_cdecl("afs_form_append_file_data")
+@c @implementation
 public func afs_form_append_file_data(_ f: OpaquePointer?, _ data: UnsafeRawPointer?, _ len: Int, _ name: UnsafePointer<CChar>?,
                                       _ filename: UnsafePointer<CChar>?, _ mimeType: UnsafePointer<CChar>?,
-                                      _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                      _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
         let form = try usableForm(f)
         try form.appendFileData(try dataArg(data, len, "data"), name: try stringArg(name, NTS, "name"),
@@ -109,20 +96,20 @@ public func afs_form_append_file_data(_ f: OpaquePointer?, _ data: UnsafeRawPoin
     }
 }
 
-@_cdecl("afs_form_append_form_data")
+@c @implementation
 public func afs_form_append_form_data(_ f: OpaquePointer?, _ data: UnsafeRawPointer?, _ len: Int, _ name: UnsafePointer<CChar>?,
-                                      _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                      _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
         let form = try usableForm(f)
         try form.appendFormData(try dataArg(data, len, "data"), name: try stringArg(name, NTS, "name"))
     }
 }
 
-@_cdecl("afs_form_append_stream")
+@c @implementation
 public func afs_form_append_stream(_ f: OpaquePointer?, _ read: afs_read_fn?, _ rewind: afs_rewind_fn?, _ release: afs_release_fn?,
                                    _ ctx: UnsafeMutableRawPointer?, _ length: UInt64, _ name: UnsafePointer<CChar>?,
                                    _ filename: UnsafePointer<CChar>?, _ mimeType: UnsafePointer<CChar>?,
-                                   _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                   _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     // Made first, so that every failure below releases ctx exactly once.
     let source = CallbackSource(read, rewind, release, ctx)
     return status(err) {
@@ -134,46 +121,44 @@ public func afs_form_append_stream(_ f: OpaquePointer?, _ read: afs_read_fn?, _ 
     }
 }
 
-@_cdecl("afs_form_append_part")
+@c @implementation
 public func afs_form_append_part(_ f: OpaquePointer?, _ names: UnsafePointer<UnsafePointer<CChar>?>?,
                                  _ values: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int,
-                                 _ body: UnsafeRawPointer?, _ len: Int, _ err: UnsafeMutableRawPointer?) -> Int32 {
+                                 _ body: UnsafeRawPointer?, _ len: Int, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
         let form = try usableForm(f)
-        guard count == 0 || (names != nil && values != nil) else {
-            throw AFSError(.invalidArgument, "header_names or header_values is NULL but header_count is \(count)")
-        }
-        var headers: [(name: String, value: String)] = []
-        for i in 0..<count {
-            let n = try stringArg(names![i], NTS, "header_names[\(i)]")
-            headers.append((n, try stringArg(values![i], NTS, "the value of part header \"\(n)\"")))
+        let n = try arrayArg(names, count, "header_names", countName: "header_count")
+        let v = try arrayArg(values, count, "header_values", countName: "header_count")
+        let headers = try zip(n, v).enumerated().map { i, nv in
+            let name = try stringArg(nv.0, NTS, "header_names[\(i)]")
+            return (name: name, value: try stringArg(nv.1, NTS, "the value of part header \"\(name)\""))
         }
         try form.appendPart(headers: headers, body: try dataArg(body, len, "body"))
     }
 }
 
-@_cdecl("afs_form_throttle_bandwidth")
+@c @implementation
 public func afs_form_throttle_bandwidth(_ f: OpaquePointer?, _ packetSize: Int, _ delay: Double) {
     peek(f, FormHandle.self)?.form.throttleBandwidth(packetSize: packetSize, delay: delay)
 }
 
-@_cdecl("afs_form_set_boundary")
-public func afs_form_set_boundary(_ f: OpaquePointer?, _ boundary: UnsafePointer<CChar>?, _ err: UnsafeMutableRawPointer?) -> Int32 {
+@c @implementation
+public func afs_form_set_boundary(_ f: OpaquePointer?, _ boundary: UnsafePointer<CChar>?, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
         let form = try usableForm(f)
         try form.setBoundary(try stringArg(boundary, NTS, "boundary"))
     }
 }
 
-@_cdecl("afs_form_boundary")
+@c @implementation
 public func afs_form_boundary(_ f: OpaquePointer?) -> UnsafePointer<CChar>? {
     peek(f, FormHandle.self)?.boundary
 }
 
-@_cdecl("afs_form_finish")
-public func afs_form_finish(_ f: OpaquePointer?, _ err: UnsafeMutableRawPointer?) -> OpaquePointer? {
+@c @implementation
+public func afs_form_finish(_ f: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
     pointer(err) { box(RequestHandle(try unbox(f, FormHandle.self, "form").form.finish())) }
 }
 
-@_cdecl("afs_form_free")
+@c @implementation
 public func afs_form_free(_ f: OpaquePointer?) { release(f, FormHandle.self) }
