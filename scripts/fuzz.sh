@@ -38,30 +38,38 @@ esac
 # A stamp of the sources and flags skips work that is already done.
 swiftc=${SWIFTC:-swiftc}
 flags=(-O -sanitize=fuzzer,address -parse-as-library -use-ld=lld)
+# The C target: the header's module map (types, enums, version macros) and the C helpers.
+cmodule=(-I "$root/Sources/CAFSerialization/include")
 mkdir -p "$build"
 core_sources=$(find Sources/AFSerialization -name '*.swift' | LC_ALL=C sort)
 stamp_of() { cat "$@" | { sha256sum; echo "${flags[*]} $($swiftc --version 2>&1 | head -1)"; } | sha256sum | cut -c1-16; }
 
-core_stamp=$(stamp_of $core_sources)
+core_stamp=$(stamp_of $core_sources include/afserialization.h)
 if [ "$(cat "$build/core.stamp" 2>/dev/null)" != "$core_stamp" ] || [ ! -f "$build/libAFSerialization.a" ]; then
     echo "building the core (libFuzzer + ASan) ..."
     rm -f "$build/core.stamp"
     # shellcheck disable=SC2086
-    "$swiftc" "${flags[@]}" -wmo -enable-testing -module-name AFSerialization \
+    "$swiftc" "${flags[@]}" "${cmodule[@]}" -wmo -enable-testing -module-name AFSerialization \
         -emit-library -static -emit-module -emit-module-path "$build/AFSerialization.swiftmodule" \
         $core_sources -o "$build/libAFSerialization.a"
     echo "$core_stamp" >"$build/core.stamp"
 fi
-# The C layer too (json_parse goes through afs_value_parse_json / afs_value_free).
-c_sources=$(find Sources/CAFSerialization -name '*.swift' | LC_ALL=C sort)
-c_stamp=$(stamp_of $c_sources "$build/core.stamp")
-if [ "$(cat "$build/c.stamp" 2>/dev/null)" != "$c_stamp" ] || [ ! -f "$build/libCAFSerialization.a" ]; then
+# The C layer too (json_parse goes through afs_value_parse_json / afs_value_free): the
+# exports and the C target's helpers, in one static library.
+c_sources=$(find Sources/AFSerializationExports -name '*.swift' | LC_ALL=C sort)
+c_helpers=$(find Sources/CAFSerialization -name '*.c' | LC_ALL=C sort)
+c_stamp=$(stamp_of $c_sources $c_helpers Sources/CAFSerialization/include/* "$build/core.stamp")
+if [ "$(cat "$build/c.stamp" 2>/dev/null)" != "$c_stamp" ] || [ ! -f "$build/libAFSerializationExports.a" ]; then
     echo "building the C layer (libFuzzer + ASan) ..."
     rm -f "$build/c.stamp"
     # shellcheck disable=SC2086
-    "$swiftc" "${flags[@]}" -wmo -module-name CAFSerialization -I "$build" \
-        -emit-library -static -emit-module -emit-module-path "$build/CAFSerialization.swiftmodule" \
-        $c_sources -o "$build/libCAFSerialization.a"
+    "$swiftc" "${flags[@]}" "${cmodule[@]}" -wmo -module-name AFSerializationExports -I "$build" \
+        -emit-library -static -emit-module -emit-module-path "$build/AFSerializationExports.swiftmodule" \
+        $c_sources -o "$build/libAFSerializationExports.a"
+    for c in $c_helpers; do
+        "${CLANG:-clang}" -O1 -g -fsanitize=address,fuzzer-no-link "${cmodule[@]}" -c "$c" -o "$build/$(basename "$c" .c).o"
+        ar rcs "$build/libAFSerializationExports.a" "$build/$(basename "$c" .c).o"
+    done
     echo "$c_stamp" >"$build/c.stamp"
 fi
 
@@ -72,7 +80,7 @@ for t in "${targets[@]}"; do
     if [ "$(cat "$build/$t.stamp" 2>/dev/null)" != "$s" ] || [ ! -x "$build/$t" ]; then
         echo "building $t ..."
         rm -f "$build/$t.stamp"
-        "$swiftc" "${flags[@]}" -wmo -module-name "fuzz_$t" -I "$build" -L "$build" -lCAFSerialization -lAFSerialization \
+        "$swiftc" "${flags[@]}" -wmo -module-name "fuzz_$t" "${cmodule[@]}" -I "$build" -L "$build" -lAFSerializationExports -lAFSerialization \
             "$src" Fuzz/Support/*.swift -o "$build/$t"
         echo "$s" >"$build/$t.stamp"
     fi
