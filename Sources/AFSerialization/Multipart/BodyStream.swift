@@ -9,7 +9,7 @@ import Musl
 /// bodies straight into the caller's buffer. No run loop, no thread hop, no allocation per
 /// read.
 ///
-/// Rules (DESIGN.md, "Multipart"):
+/// Rules (docs/DESIGN.md, "Multipart"):
 /// - `read` returns bytes (> 0), 0 at the end, -1 on error; the byte sequence is the same for
 ///   every sequence of buffer sizes. After a -1 every read returns -1 and `error` keeps the
 ///   same error until `rewind`/`seek`.
