@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The headers every serializer starts with (AFHTTPRequestSerializer's `init`):
 /// `Accept-Language` from the locale environment and `User-Agent` from the program and `uname`.
 public enum DefaultHeaders {
