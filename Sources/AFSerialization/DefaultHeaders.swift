@@ -1,10 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
 internal import CAFSerialization  // the header: AFS_VERSION_* (the one place the version is written)
 
 /// The headers every serializer starts with (AFHTTPRequestSerializer's `init`):

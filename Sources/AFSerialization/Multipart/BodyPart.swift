@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Immutable bytes at a stable address (boundaries, header blocks, in-memory bodies), so the
 /// body stream can copy from them without closures or uniqueness checks on the hot path.
 public final class ByteBlock: @unchecked Sendable {  // immutable after init
