@@ -181,8 +181,6 @@ class Request(HandleOwner):
         for a request without one."""
         if self._stream is None:
             ptr = self._h.get()
-            if "afs_request_body_stream" in lib.missing:
-                return None  # a library without multipart cannot have made one
             stream_ptr = lib.afs_request_body_stream(ptr)
             if not stream_ptr:
                 return None
