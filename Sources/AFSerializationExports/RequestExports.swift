@@ -15,12 +15,21 @@ public func afs_request_set_header(_ r: OpaquePointer?, _ field: UnsafePointer<C
     status(err) {
         let h = try unbox(r, RequestHandle.self, "request")
         let name = try stringArg(field, NTS, "field")
-        try h.request.setHeader(name, try optionalStringArg(value, "the value of header \"\(name)\""))
+        let v = try optionalStringArg(value, "the value of header \"\(name)\"")
+        if h.busy > 0 { throw reentrancyError("afs_request_set_header") }
+        try h.request.setHeader(name, v)
     }
 }
 
 @c @implementation
-public func afs_request_free(_ r: OpaquePointer?) { release(r, RequestHandle.self) }
+public func afs_request_free(_ r: OpaquePointer?) {
+    guard let h = peek(r, RequestHandle.self), !h.isBorrowed else { return }  // a callback's request: not the caller's
+    if h.busy > 0 {
+        h.freeDeferred = true  // from inside one of its callbacks: freed when the running call ends
+        return
+    }
+    release(r, RequestHandle.self)
+}
 
 @c @implementation
 public func afs_request_method(_ r: OpaquePointer?) -> UnsafePointer<CChar>? { peek(r, RequestHandle.self)?.method }
