@@ -65,9 +65,6 @@ public struct Request: Sendable {
     }
     public var properties = RequestProperties()
 
-    /// Where `write(to:written:)` resumes: bytes of head and plain body written so far.
-    var wireOffset: UInt64 = 0
-
     /// A request with a checked method, the URL after intake (`URIReference`: kept when it
     /// is a valid URI, else percent-encoded, IDNA for the host) and default properties.
     /// C: `afs_request_new`.

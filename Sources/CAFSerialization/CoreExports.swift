@@ -38,6 +38,14 @@ public func afs_string_new(_ utf8: UnsafePointer<CChar>?, _ len: Int) -> UnsafeM
     return p
 }
 
+@_cdecl("afs_url_resolve")
+public func afs_url_resolve(_ base: UnsafePointer<CChar>?, _ reference: UnsafePointer<CChar>?,
+                            _ err: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
+    pointer(err) {
+        ownedCString(try URLResolve.resolve(try stringArg(reference, NTS, "reference"), base: try stringArg(base, NTS, "base")))
+    }
+}
+
 @_cdecl("afs_percent_escape")
 public func afs_percent_escape(_ utf8: UnsafePointer<CChar>?, _ len: Int, _ err: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
     pointer(err) {

@@ -74,3 +74,27 @@ public func afs_request_allows_cellular_access(_ r: OpaquePointer?) -> Bool { pe
 
 @_cdecl("afs_request_network_service_type")
 public func afs_request_network_service_type(_ r: OpaquePointer?) -> Int32 { peek(r, RequestHandle.self)?.request.properties.networkServiceType ?? 0 }
+
+@_cdecl("afs_request_copy_head")
+public func afs_request_copy_head(_ r: OpaquePointer?, _ len: UnsafeMutablePointer<Int>?,
+                                  _ err: UnsafeMutableRawPointer?) -> UnsafeMutablePointer<CChar>? {
+    len?.pointee = 0
+    return pointer(err) {
+        let head = try unbox(r, RequestHandle.self, "request").request.head()
+        len?.pointee = head.count
+        return ownedCString(String(decoding: head, as: UTF8.self))
+    }
+}
+
+@_cdecl("afs_request_write_to_fd")
+public func afs_request_write_to_fd(_ r: OpaquePointer?, _ fd: Int32, _ written: UnsafeMutablePointer<UInt64>?,
+                                    _ err: UnsafeMutableRawPointer?) -> Int32 {
+    written?.pointee = 0
+    return status(err) {
+        let h = try unbox(r, RequestHandle.self, "request")
+        guard fd >= 0 else { throw AFSError(.invalidArgument, "fd \(fd) is not a file descriptor") }
+        var n: UInt64 = 0
+        defer { written?.pointee = n }
+        try h.request.write(to: fd, offset: &h.wireOffset, written: &n)
+    }
+}

@@ -12,6 +12,8 @@ final class RequestHandle: Handle {
     /// The borrowed `afs_body_stream` of a multipart request (`afs_request_body_stream`),
     /// created on first use and owned by this handle.
     var bodyStreamHandle: BodyStreamHandle?
+    /// Where `afs_request_write_to_fd` resumes (see `Request.write(to:offset:written:)`).
+    var wireOffset: UInt64 = 0
 
     init(_ r: Request) { request = r }
     override class var cName: String { "afs_request" }

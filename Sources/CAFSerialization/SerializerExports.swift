@@ -73,6 +73,11 @@ public func afs_serializer_set_basic_auth(_ s: OpaquePointer?, _ user: UnsafePoi
     }
 }
 
+@_cdecl("afs_serializer_set_base_url")
+public func afs_serializer_set_base_url(_ s: OpaquePointer?, _ base: UnsafePointer<CChar>?, _ err: UnsafeMutableRawPointer?) -> Int32 {
+    configure(s, err) { c in try c.setBaseURL(try optionalStringArg(base, "base_url")) }
+}
+
 @_cdecl("afs_serializer_clear_authorization")
 public func afs_serializer_clear_authorization(_ s: OpaquePointer?) {
     configure(s) { $0.clearAuthorization() }

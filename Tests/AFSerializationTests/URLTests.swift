@@ -177,15 +177,16 @@ final class URLTests: XCTestCase {
         var fds: [Int32] = [0, 0]
         XCTAssertEqual(pipe(&fds), 0)
         defer { close(fds[0]) }
-        var r = try RequestSerializer(kind: .http).request(method: "POST", url: "http://e.com/f", params: .dict(ValueDict([("a", .string("b"))])))
-        var n: UInt64 = 0
-        try r.write(to: fds[1], written: &n)
+        let r = try RequestSerializer(kind: .http).request(method: "POST", url: "http://e.com/f", params: .dict(ValueDict([("a", .string("b"))])))
+        var n: UInt64 = 0, offset: UInt64 = 0
+        try r.write(to: fds[1], offset: &offset, written: &n)
+        XCTAssertEqual(offset, 0, "complete: the next call starts over")
         close(fds[1])
         var got = [UInt8](repeating: 0, count: 4096)
         let k = read(fds[0], &got, got.count)
         let want = try r.head() + Array("a=b".utf8)
         XCTAssertEqual(Array(got[..<k]), want)
         XCTAssertEqual(n, UInt64(want.count))
-        XCTAssertThrowsError(try r.write(to: -1, written: &n)) { e in XCTAssertEqual((e as? AFSError)?.status, .io) }
+        XCTAssertThrowsError(try r.write(to: -1, offset: &offset, written: &n)) { e in XCTAssertEqual((e as? AFSError)?.status, .io) }
     }
 }

@@ -15,7 +15,8 @@ extension Request {
     ///   percent-decoded, unless the request sets `Authorization` (then the userinfo is
     ///   dropped: it never reaches the wire otherwise);
     /// - the request's headers in order;
-    /// - `Content-Length` when the request has a body (also an empty one) and no such header;
+    /// - `Content-Length` when the request has a body (also an empty one) and neither
+    ///   `Content-Length` nor `Transfer-Encoding` is set;
     /// - an empty line.
     /// C: `afs_request_copy_head`.
     /// - Throws: `.badURL` when the URL has no authority or an empty host (HTTP/1.1 needs a
@@ -54,7 +55,7 @@ extension Request {
             try HTTPSyntax.validateHeaderValue(value, name: name)
             line(name, value)
         }
-        if headers.index(of: "Content-Length") == nil {
+        if headers.index(of: "Content-Length") == nil && headers.index(of: "Transfer-Encoding") == nil {
             if let b = body {
                 line("Content-Length", String(b.count))
             } else if let s = bodyStream {
@@ -82,14 +83,16 @@ extension Request {
     }
 
     /// Writes the head and the body to a blocking `fd` (a socket, a pipe, a file). Resumable
-    /// like `MultipartBodyStream.write(to:written:)`: after a failure, `written` holds the
-    /// bytes this call wrote and the next call continues where the failed one stopped; after
-    /// a complete write the next call writes the whole request again (a multipart body is
-    /// then sought back to its start). A multipart body goes through the body stream's
+    /// like `MultipartBodyStream.write(to:written:)`: `offset` is where the request stands
+    /// (bytes of head and plain body already written; start with 0 and pass the same
+    /// variable again). After a failure, `written` holds the bytes this call wrote and the
+    /// next call continues where the failed one stopped; after a complete write `offset` is
+    /// 0 again and the next call writes the whole request again (a multipart body is then
+    /// sought back to its start). A multipart body goes through the body stream's
     /// writer (`sendfile`/`copy_file_range` for file parts). C: `afs_request_write_to_fd`.
     /// - Throws: as `head()`; `.io` (with errno) for a failing write; the body stream's
     ///   errors.
-    public mutating func write(to fd: Int32, written: inout UInt64) throws {
+    public func write(to fd: Int32, offset wireOffset: inout UInt64, written: inout UInt64) throws {
         written = 0
         let head = try self.head()
         let headCount = UInt64(head.count)
