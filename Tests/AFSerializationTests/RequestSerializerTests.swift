@@ -97,7 +97,7 @@ final class RequestSerializerTests: XCTestCase {
 
     func testThatBadURLsNameTheCharacterAndOffset() {
         let cases: [(String, String)] = [
-            ("http://e.com/a\tb", "0x09 at offset 14"), ("e.com", "a base URL is needed"), ("1http://x", "a base URL is needed"),
+            ("http://e.com/a\tb", "0x09 at offset 14"), ("e.com", "a base URL is needed"), ("1http://x", "'1' (0x31) at offset 0 cannot be part of a scheme"), ("h~p://x", "'~' (0x7E) at offset 1"),
             ("http://e.com:8x/", "'x' (0x78) at offset 14 in the port"), ("http://e.com:65536/", "exceeds 65535"),
             ("http://[::1/", "not closed by ']'"), ("http://a[::1]/", "'[' (0x5B) at offset 8 in the host"),
             ("http://[::1]x/", "after the IP literal"), ("http://e x/", "space (0x20) at offset 8 in the host"),

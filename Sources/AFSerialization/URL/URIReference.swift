@@ -137,6 +137,14 @@ public struct URIReference: Sendable, Equatable {
                 try parseAuthority(aStart, aEnd, into: &ref)
                 i = aEnd
             }
+            // RFC 3986 section 4.2: the first segment of a relative-path reference holds no
+            // ':' (it would read as a scheme).
+            if ref.scheme == nil && ref.host == nil && (i == hierEnd || u[i] != 0x2F),
+               let colon = u[i..<hierEnd].firstIndex(where: { $0 == 0x3A || $0 == 0x2F }), u[colon] == 0x3A {
+                let bad = u[i..<colon].firstIndex { !(HTTPSyntax.isAlpha($0) || HTTPSyntax.isDigit($0) || $0 == 0x2B || $0 == 0x2D || $0 == 0x2E) } ?? i
+                throw fail("no scheme: \(HTTPSyntax.describe(u[bad])) at offset \(bad) cannot be part of a scheme before ':' at offset \(colon)",
+                           hint: "a scheme starts with a letter, then letters, digits, + - .; a relative path with ':' in its first segment starts with ./")
+            }
             ref.path = encode(i, hierEnd, allowed: Parser.isPathByte)
             if let q = question { ref.query = encode(q + 1, beforeFragment, allowed: Parser.isQueryByte) }
             if let h = hash { ref.fragment = encode(h + 1, end, allowed: Parser.isQueryByte) }
