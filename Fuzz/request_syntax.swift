@@ -1,6 +1,6 @@
 // Fuzz target: what a request puts on the wire — method, URL, headers, parameters — for
 // any input, so that nothing a caller passes can inject a header, split a request line or
-// leave a malformed URL (DESIGN.md: request checks).
+// leave a malformed URL (docs/DESIGN.md, "Requests").
 //
 // The input is a script: a URL (pieces of URLs that stress the checks, or raw bytes), a
 // method (a token or not), serializer headers (names and values valid or not), the kind

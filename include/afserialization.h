@@ -5,14 +5,15 @@
  * AFURLRequestSerialization does: percent-escaped query strings, form, JSON and
  * property-list bodies, and streaming multipart/form-data bodies. It sends nothing
  * itself: hand the method, URL, headers and body to libcurl, http.client, requests or
- * any other HTTP stack.
+ * any other HTTP stack. Its response side (AFURLResponseSerialization) validates status
+ * codes and content types and decodes JSON and property-list bodies into values.
  *
  * Sections, in reading order:
  *   1. Version and conventions      5. Serializers
  *   2. Errors                       6. Requests
- *   3. Values                       7. Multipart forms
+ *   3. Values: building, walking    7. Multipart forms
  *   4. Helpers                      8. Body streams
- *                                   9. Response side
+ *                                   9. Response serializers
  *
  * CONVENTIONS
  *   - Opaque handles: afs_value, afs_serializer, afs_request, afs_form, afs_body_stream,
@@ -55,22 +56,29 @@ extern "C" {
 /* 1. Version and conventions                                                           */
 /* ===================================================================================== */
 
+/* The one place the version is written: the build, the Swift core, the Python package and
+ * its packaging read these three lines. */
 #define AFS_VERSION_MAJOR 0
 #define AFS_VERSION_MINOR 1
 #define AFS_VERSION_PATCH 0
-/** MAJOR*10000 + MINOR*100 + PATCH, for compile-time checks. */
+/** MAJOR*10000 + MINOR*100 + PATCH, for compile-time checks; afs_version_number() gives
+ *  the loaded library's. */
 #define AFS_VERSION_NUMBER (AFS_VERSION_MAJOR * 10000 + AFS_VERSION_MINOR * 100 + AFS_VERSION_PATCH)
 
-/** A string length meaning "the string is NUL-terminated". */
-#define AFS_NTS ((size_t)-1)
+/** A string length meaning "the string is NUL-terminated". Every other length must be at
+ *  most INT64_MAX (a larger one is AFS_E_INVALID_ARGUMENT). */
+#define AFS_NTS SIZE_MAX
 
 /** The library's version, "MAJOR.MINOR.PATCH". Static storage; never NULL. */
 AFS_API const char *afs_version(void);
+/** The library's AFS_VERSION_NUMBER, so a program can check that the header it was built
+ *  with matches the library it runs with:
+ *  `if (afs_version_number() / 10000 != AFS_VERSION_MAJOR) ...` */
+AFS_API unsigned afs_version_number(void);
 
 /** Frees memory the library returned as owned (`char *` results, afs_string_new). NULL is
  *  ignored. */
 AFS_API void afs_free(void *p);
-
 /* ===================================================================================== */
 /* 2. Errors                                                                            */
 /* ===================================================================================== */
@@ -115,7 +123,7 @@ typedef struct afs_error {
 AFS_API const char *afs_status_name(afs_status status);
 
 /* ===================================================================================== */
-/* 3. Values                                                                            */
+/* 3. Values: building, walking, freeing                                                */
 /* ===================================================================================== */
 
 /*
@@ -196,6 +204,48 @@ AFS_API afs_value_kind afs_value_kind_of(const afs_value *v);
  *  (from afs_value_at or afs_value_get: its parent owns it). */
 AFS_API void afs_value_free(afs_value *v);
 
+/*
+ * Walking a value. These work on every afs_value (decoded, parsed or built). Members and
+ * keys are in insertion order (a dictionary's file order, a set's insertion order).
+ * Returned handles and pointers are borrowed from the value passed in: valid until the
+ * root value is freed, consumed or changed (a successful afs_value_dict_set or
+ * afs_value_append on it; a failed one changes nothing); repeated calls
+ * return the same pointers. Never free or change a borrowed afs_value. Like every
+ * afs_value, one thread at a time. NULL or the wrong kind gives 0, NULL or false.
+ *
+ *     for (size_t i = 0; i < afs_value_count(dict); i++) {
+ *         size_t klen;
+ *         const char *key = afs_value_key_at(dict, i, &klen);
+ *         const afs_value *member = afs_value_at(dict, i);
+ *         ...
+ *     }
+ */
+
+/** Number of members of a dictionary, array or set; 0 for scalars and NULL. */
+AFS_API size_t afs_value_count(const afs_value *v);
+/** Key `i` of a dictionary (NUL-terminated; *len, if len is not NULL, gets its length,
+ *  which counts any NUL inside it), or NULL (*len 0) when `dict` is not a dictionary or i
+ *  is out of range. Borrowed. */
+AFS_API const char *afs_value_key_at(const afs_value *dict, size_t i, size_t *len);
+/** Member `i`: a dictionary's value, an array's element, a set's member; NULL when out of
+ *  range or not a container. Borrowed. */
+AFS_API const afs_value *afs_value_at(const afs_value *v, size_t i);
+/** The value of `key` (NUL-terminated; compared by bytes) in a dictionary; NULL when
+ *  absent, or when dict is not a dictionary or key is NULL. Borrowed. */
+AFS_API const afs_value *afs_value_get(const afs_value *dict, const char *key);
+/** A bool's value; false for other kinds. */
+AFS_API bool afs_value_get_bool(const afs_value *v);
+/** An integer's value; 0 for other kinds (doubles are not converted). */
+AFS_API int64_t afs_value_get_int(const afs_value *v);
+/** A double's value, or an integer's converted to double; 0 for other kinds. */
+AFS_API double afs_value_get_double(const afs_value *v);
+/** A string's UTF-8 bytes, NUL-terminated; *len (if not NULL) gets the length, which
+ *  counts any NUL inside the string. NULL (*len 0) for other kinds. Borrowed. */
+AFS_API const char *afs_value_get_string(const afs_value *v, size_t *len);
+/** A data value's bytes and *len (if not NULL) their count; an empty data value gives a
+ *  non-NULL pointer and 0. NULL (*len 0) for other kinds. Borrowed. */
+AFS_API const uint8_t *afs_value_get_data(const afs_value *v, size_t *len);
+
 /* ===================================================================================== */
 /* 4. Helpers                                                                           */
 /* ===================================================================================== */
@@ -227,6 +277,9 @@ AFS_API char *afs_url_resolve(const char *base, const char *reference, afs_error
  *         AFS_E_INVALID_ARGUMENT when params is NULL or not a dictionary.
  */
 AFS_API char *afs_query_string(const afs_value *params, afs_error *err);
+/** An owned copy of `len` bytes (or AFS_NTS) plus a NUL; free with afs_free. NULL when
+ *  utf8 is NULL (and len is not 0). */
+AFS_API char *afs_string_new(const char *utf8, size_t len);
 
 /* ===================================================================================== */
 /* 5. Serializers                                                                       */
@@ -275,7 +328,7 @@ AFS_API afs_status afs_serializer_set_header(afs_serializer *s, const char *fiel
                                              const char *value /* NULL removes */, afs_error *err);
 /** The default header `field` (case-insensitive), or NULL if unset. Owned: afs_free. */
 AFS_API char *afs_serializer_copy_header(const afs_serializer *s, const char *field);
-/** All default headers at one instant, in order, as `Name: value\r\n` lines (names are
+/** All default headers at one instant, in order, as `Name: value` lines ending in CR LF (names are
  *  tokens and values hold no CR or LF, so the text splits unambiguously). Consistent even
  *  while other threads change the headers. Owned: afs_free. NULL for a NULL or wrong
  *  handle. */
@@ -348,9 +401,6 @@ AFS_API afs_status afs_serializer_set_query_style(afs_serializer *s, afs_array_s
  */
 typedef char *(*afs_query_fn)(void *ctx, const afs_request *request,
                               const afs_value *params, afs_error *err);
-/** An owned copy of `len` bytes (or AFS_NTS) plus a NUL; free with afs_free. NULL when
- *  utf8 is NULL (and len is not 0). */
-AFS_API char *afs_string_new(const char *utf8, size_t len);
 /** Replaces the default query algorithm with `fn` (NULL restores the default). A query
  *  that makes the URL invalid fails the request with AFS_E_BAD_URL. */
 AFS_API void afs_serializer_set_query_callback(afs_serializer *s, afs_query_fn fn, void *ctx);
@@ -489,8 +539,6 @@ AFS_API char *afs_request_copy_head(const afs_request *r, size_t *len, afs_error
  *         the statuses of afs_body_stream_write_to_fd; AFS_E_INVALID_ARGUMENT (NULL, fd < 0).
  */
 AFS_API afs_status afs_request_write_to_fd(afs_request *r, int fd, uint64_t *written, afs_error *err);
-
-/* >>> MULTIPART SECTIONS (7, 8) >>> */
 
 /* ===================================================================================== */
 /* 7. Multipart forms                                                                   */
@@ -761,11 +809,8 @@ typedef void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total);
  *  (total, total). NULL fn removes the callback; NULL bs is ignored. */
 AFS_API void afs_body_stream_set_progress(afs_body_stream *bs, afs_progress_fn fn, void *ctx);
 
-/* <<< MULTIPART SECTIONS (7, 8) <<< */
-
-/* >>> RESPONSE SECTION (9) >>> */
 /* ===================================================================================== */
-/* 9. Response side                                                                     */
+/* 9. Response serializers                                                              */
 /* ===================================================================================== */
 
 /*
@@ -852,7 +897,8 @@ AFS_API void afs_response_serializer_free(afs_response_serializer *rs);
  * Replaces the acceptable status codes with the inclusive ranges first[i]..last[i]
  * (e.g. {200} and {299}). count 0 accepts every status. On a compound serializer, sets
  * them on every member.
- * @param first, last `count` bounds each; may be NULL only when count is 0.
+ * @param first `count` lower bounds; may be NULL only when count is 0.
+ * @param last `count` upper bounds; may be NULL only when count is 0.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle, NULL arrays with
  *         count > 0, or a range whose first exceeds its last (its index named).
  */
@@ -909,49 +955,6 @@ AFS_API afs_status afs_response_validate(const afs_response_serializer *rs, int 
  */
 AFS_API afs_status afs_response_object(const afs_response_serializer *rs, int status_code,
     const char *content_type, const void *data, size_t len, afs_value **out, afs_error *err);
-
-/*
- * Walking a value. These work on every afs_value (decoded, parsed or built). Members and
- * keys are in insertion order (a dictionary's file order, a set's insertion order).
- * Returned handles and pointers are borrowed from the value passed in: valid until the
- * root value is freed, consumed or changed (a successful afs_value_dict_set or
- * afs_value_append on it; a failed one changes nothing); repeated calls
- * return the same pointers. Never free or change a borrowed afs_value. Like every
- * afs_value, one thread at a time. NULL or the wrong kind gives 0, NULL or false.
- *
- *     for (size_t i = 0; i < afs_value_count(dict); i++) {
- *         size_t klen;
- *         const char *key = afs_value_key_at(dict, i, &klen);
- *         const afs_value *member = afs_value_at(dict, i);
- *         ...
- *     }
- */
-
-/** Number of members of a dictionary, array or set; 0 for scalars and NULL. */
-AFS_API size_t afs_value_count(const afs_value *v);
-/** Key `i` of a dictionary (NUL-terminated; *len, if len is not NULL, gets its length,
- *  which counts any NUL inside it), or NULL (*len 0) when `dict` is not a dictionary or i
- *  is out of range. Borrowed. */
-AFS_API const char *afs_value_key_at(const afs_value *dict, size_t i, size_t *len);
-/** Member `i`: a dictionary's value, an array's element, a set's member; NULL when out of
- *  range or not a container. Borrowed. */
-AFS_API const afs_value *afs_value_at(const afs_value *v, size_t i);
-/** The value of `key` (NUL-terminated; compared by bytes) in a dictionary; NULL when
- *  absent, or when dict is not a dictionary or key is NULL. Borrowed. */
-AFS_API const afs_value *afs_value_get(const afs_value *dict, const char *key);
-/** A bool's value; false for other kinds. */
-AFS_API bool afs_value_get_bool(const afs_value *v);
-/** An integer's value; 0 for other kinds (doubles are not converted). */
-AFS_API int64_t afs_value_get_int(const afs_value *v);
-/** A double's value, or an integer's converted to double; 0 for other kinds. */
-AFS_API double afs_value_get_double(const afs_value *v);
-/** A string's UTF-8 bytes, NUL-terminated; *len (if not NULL) gets the length, which
- *  counts any NUL inside the string. NULL (*len 0) for other kinds. Borrowed. */
-AFS_API const char *afs_value_get_string(const afs_value *v, size_t *len);
-/** A data value's bytes and *len (if not NULL) their count; an empty data value gives a
- *  non-NULL pointer and 0. NULL (*len 0) for other kinds. Borrowed. */
-AFS_API const uint8_t *afs_value_get_data(const afs_value *v, size_t *len);
-/* <<< RESPONSE SECTION (9) <<< */
 
 #ifdef __cplusplus
 }

@@ -2,13 +2,20 @@
 # libFuzzer targets for the core (Fuzz/README.md says what each one checks).
 #
 #   scripts/fuzz.sh [SECONDS]        build every target, fuzz each for SECONDS (default 60)
-#                                    from a copy of its seed corpus; print a table; a crash
-#                                    is copied to Fuzz/regressions/<target>/ and the exit
-#                                    status is 1
-#   scripts/fuzz.sh --regressions    build, then run every file of Fuzz/corpus/ and
-#                                    Fuzz/regressions/ (all targets' files, through every
-#                                    target) once: fast and deterministic
+#                                    from its seeds and coverage corpus; print a table; a
+#                                    crash is copied to Fuzz/regressions/<target>/ and the
+#                                    exit status is 1
+#   scripts/fuzz.sh --regressions    build, then run every seed (Fuzz/corpus/) and regression
+#                                    input (Fuzz/regressions/) through every target, and each
+#                                    target's coverage corpus through that target, once:
+#                                    fast and deterministic
 #   scripts/fuzz.sh --build          build only
+#   scripts/fuzz.sh --pack-corpus    fold loose Fuzz/corpus/<target>/cov-* files into the
+#                                    target's archive Fuzz/coverage/<target>.tar.xz
+#
+# Coverage corpora: the edge-coverage-minimised inputs of longer runs are kept out of the
+# tracked tree as one archive per target, Fuzz/coverage/<target>.tar.xz, unpacked into
+# $FUZZ_BUILD_DIR/coverage/<target>/ when needed (a stamp skips unchanged archives).
 #
 # Environment: FUZZ_TARGETS="json_parse query_string" restricts the targets;
 # FUZZ_BUILD_DIR (default .build-fuzz); FUZZ_ARTIFACTS (default .build-fuzz/artifacts) keeps
@@ -26,10 +33,44 @@ seconds=60
 case "${1:-}" in
     --regressions) mode=regressions ;;
     --build) mode=build ;;
+    --pack-corpus) mode=pack ;;
     "") ;;
-    *[!0-9]*) echo "usage: $0 [SECONDS | --regressions | --build]" >&2; exit 2 ;;
+    *[!0-9]*) echo "usage: $0 [SECONDS | --regressions | --build | --pack-corpus]" >&2; exit 2 ;;
     *) seconds=$1 ;;
 esac
+
+# ---------------------------------------------------------------------------------------
+# Coverage corpora: Fuzz/coverage/<target>.tar.xz <-> $build/coverage/<target>/
+coverage_dir() { echo "$build/coverage/$1"; }
+unpack_coverage() {
+    local t=$1 archive="Fuzz/coverage/$1.tar.xz" dir
+    dir=$(coverage_dir "$t")
+    if [ ! -f "$archive" ]; then rm -rf "$dir"; mkdir -p "$dir"; return; fi
+    local stamp
+    stamp=$(sha256sum "$archive" | cut -c1-16)
+    [ "$(cat "$dir.stamp" 2>/dev/null)" = "$stamp" ] && [ -d "$dir" ] && return
+    rm -rf "$dir" "$dir.stamp"
+    mkdir -p "$dir"
+    tar -xJf "$archive" -C "$dir"
+    echo "$stamp" >"$dir.stamp"
+}
+if [ "$mode" = pack ]; then
+    mkdir -p Fuzz/coverage "$build"
+    for t in "${targets[@]}"; do
+        mapfile -t loose < <(find "Fuzz/corpus/$t" -maxdepth 1 -type f -name 'cov-*' 2>/dev/null | LC_ALL=C sort)
+        [ ${#loose[@]} -gt 0 ] || continue
+        unpack_coverage "$t"
+        dir=$(coverage_dir "$t")
+        cp "${loose[@]}" "$dir/"
+        (cd "$dir" && find . -maxdepth 1 -type f -name 'cov-*' -printf '%f\n' | LC_ALL=C sort |
+            tar --create --file=- --files-from=- --owner=0 --group=0 --numeric-owner --mtime=2020-01-01 |
+            xz -9e) >"Fuzz/coverage/$t.tar.xz.tmp"
+        mv -f "Fuzz/coverage/$t.tar.xz.tmp" "Fuzz/coverage/$t.tar.xz"
+        rm -f "${loose[@]}" "$dir.stamp"
+        echo "$t: $(tar -tJf "Fuzz/coverage/$t.tar.xz" | wc -l) inputs in Fuzz/coverage/$t.tar.xz (${#loose[@]} added)"
+    done
+    exit 0
+fi
 
 # ---------------------------------------------------------------------------------------
 # Build: the core once as a static library instrumented for libFuzzer and ASan (with
@@ -93,11 +134,13 @@ if [ "$mode" = regressions ]; then
     start=$(date +%s)
     for t in "${targets[@]}"; do
         log="$build/$t.regressions.log"
+        unpack_coverage "$t"
+        mapfile -t own < <(find "$(coverage_dir "$t")" -type f | LC_ALL=C sort)
         # libFuzzer runs each named file once (no fuzzing) and stops at the first crash.
-        if "$build/$t" -rss_limit_mb=2048 -timeout=60 "${inputs[@]}" >"$log" 2>&1; then
-            printf '%-18s %5d inputs  ok\n' "$t" "${#inputs[@]}"
+        if "$build/$t" -rss_limit_mb=2048 -timeout=60 "${inputs[@]}" "${own[@]}" >"$log" 2>&1; then
+            printf '%-18s %5d inputs  ok\n' "$t" "$((${#inputs[@]} + ${#own[@]}))"
         else
-            printf '%-18s %5d inputs  FAILED (log: %s)\n' "$t" "${#inputs[@]}" "$log"
+            printf '%-18s %5d inputs  FAILED (log: %s)\n' "$t" "$((${#inputs[@]} + ${#own[@]}))" "$log"
             grep -E 'Running: |fuzz property violated|ERROR: |Fatal error' "$log" | tail -n 8 | sed 's/^/    /'
             status=1
         fi
@@ -117,6 +160,8 @@ for t in "${targets[@]}"; do
     rm -rf "$work"
     mkdir -p "$work/corpus" "$work/crashes"
     if [ -d "Fuzz/corpus/$t" ]; then cp -R "Fuzz/corpus/$t/." "$work/corpus/"; fi
+    unpack_coverage "$t"
+    cp -R "$(coverage_dir "$t")/." "$work/corpus/"
     dict=()
     [ -f "Fuzz/dict/$t.dict" ] && dict=(-dict="Fuzz/dict/$t.dict")
     log="$work/fuzz.log"

@@ -75,6 +75,12 @@ public struct Request: Sendable {
         self.method = method
     }
 
+    /// A request whose method was checked and whose URL went through intake already.
+    init(checkedMethod method: String, intakenURL url: String) {
+        self.method = method
+        self.url = url
+    }
+
     /// Sets a header after checking it; nil removes it. C: `afs_request_set_header`.
     /// - Throws: `.invalidHeader` for a name that is not a token or a value with CR, LF, NUL.
     public mutating func setHeader(_ name: String, _ value: String?) throws {

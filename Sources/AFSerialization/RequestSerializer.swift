@@ -123,7 +123,7 @@ public struct RequestSerializer: Sendable {
     ///   `.queryCallback`.
     public func request(method: String, url: String, params: Value?) throws -> Request {
         try HTTPSyntax.validateMethod(method)
-        var r = try Request(method: method, url: try resolveURL(url))
+        var r = Request(checkedMethod: method, intakenURL: try resolveURL(url))
         r.properties = properties
         return try serialize(r, params: params)
     }

@@ -1,6 +1,6 @@
 /* HTTP, JSON and property-list serializers through the C API: AFNetworking's
  * AFHTTPRequestSerializationTests / AFJSONSerializationTests / AFPropertyListRequest-
- * SerializerTests re-expressed, plus DESIGN.md's rules and every error status. */
+ * SerializerTests re-expressed, plus docs/DESIGN.md's rules and every error status. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include <stdlib.h>

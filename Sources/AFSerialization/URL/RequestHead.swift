@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The request as HTTP/1.1 bytes (RFC 9112), for stacks that write to sockets themselves.
 extension Request {
     /// The request head:
@@ -111,7 +105,7 @@ extension Request {
             while k < bytes.count {
                 var r: Int
                 repeat {
-                    r = bytes.withUnsafeBufferPointer { Glibc.write(fd, $0.baseAddress! + k, $0.count - k) }
+                    r = bytes.withUnsafeBufferPointer { Platform.write(fd, $0.baseAddress! + k, $0.count - k) }
                 } while r < 0 && errno == EINTR
                 if r < 0 {
                     let e = errno

@@ -185,6 +185,7 @@ _CHECKS = {_STATUS: check_status, _HANDLE: check_handle, _OWNED: check_owned_str
 _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     # 1. version and conventions
     ("afs_version", c_char_p, [], None),
+    ("afs_version_number", c_uint, [], None),
     ("afs_free", None, [c_void_p], None),
     # 2. errors
     ("afs_status_name", c_char_p, [c_int], None),
