@@ -345,6 +345,17 @@ AFS_API const uint8_t *afs_value_get_data(const afs_value *v, size_t *len);
  */
 AFS_API char *afs_percent_escape(const char *utf8, size_t len, afs_error *err);
 /**
+ * Resolves `reference` against `base` by RFC 3986 section 5.2 strictly (section 5.2.2 with
+ * the merge of 5.2.3 and remove_dot_segments of 5.2.4; no AFNetworking slash rule: for
+ * that, see afs_serializer_set_base_url). Both strings go through URL intake first (see
+ * "URL intake" in section 6). `base` must be absolute; its fragment is ignored.
+ * Example: base `http://a/b/c/d;p?q`, reference `../g` -> `http://a/b/g`.
+ * @return owned string (afs_free), or NULL with AFS_E_BAD_URL (base not absolute, or a
+ *         string intake refuses: offset named), AFS_E_INVALID_UTF8, AFS_E_INVALID_ARGUMENT
+ *         (NULL base or reference).
+ */
+AFS_API char *afs_url_resolve(const char *base, const char *reference, afs_error *err);
+/**
  * AFQueryStringFromParameters with the default styles: pairs `escape(key)=escape(text)`
  * joined by `&`, dictionary keys in ascending Unicode-scalar order, nested keys
  * `parent[child]`, array elements under `key[]`, set members under `key`, null as `key`
@@ -388,8 +399,8 @@ typedef enum afs_serializer_kind {
  *  for an unknown kind. */
 AFS_API afs_serializer *afs_serializer_new(afs_serializer_kind kind);
 /** An independent copy of everything: headers, query styles and callback, URI methods,
- *  string encoding, request properties, JSON options and plist format. Owned. NULL for a
- *  NULL or wrong handle. */
+ *  string encoding, request properties, JSON options, plist format and base URL. Owned.
+ *  NULL for a NULL or wrong handle. */
 AFS_API afs_serializer *afs_serializer_copy(const afs_serializer *s);
 /** Frees a serializer. NULL is ignored. */
 AFS_API void afs_serializer_free(afs_serializer *s);
@@ -416,6 +427,20 @@ AFS_API afs_status afs_serializer_set_basic_auth(afs_serializer *s, const char *
                                                  const char *password, afs_error *err);
 /** Removes the `Authorization` header. */
 AFS_API void afs_serializer_clear_authorization(afs_serializer *s);
+/**
+ * AFHTTPSessionManager's baseURL: relative references (`users/1`, `/users/1`, `?page=2`,
+ * `//host/x`) given to afs_serializer_request and afs_serializer_multipart_form resolve
+ * against it by RFC 3986 section 5.2 (with remove_dot_segments); absolute URLs ignore it.
+ * As in AFNetworking, a base whose path is not empty and does not end in `/` gets one:
+ * base `https://api.example.com/v1` resolves `users` to `https://api.example.com/v1/users`
+ * (and `/users` to `https://api.example.com/users`). The base goes through URL intake.
+ * Copied by afs_serializer_copy.
+ * @param base_url an absolute URL, or NULL to clear the base.
+ * @return AFS_OK; AFS_E_BAD_URL (not absolute, or refused by intake: offset named; the old
+ *         base is kept); AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT (NULL serializer).
+ */
+AFS_API afs_status afs_serializer_set_base_url(afs_serializer *s, const char *base_url /* NULL clears */,
+                                               afs_error *err);
 /**
  * Replaces the methods whose parameters go into the URL query (default GET HEAD DELETE).
  * Methods are stored uppercase; a request matches when its uppercased method is in the
@@ -501,12 +526,32 @@ AFS_API afs_status afs_serializer_set_plist_format(afs_serializer *s, int format
  *   - otherwise JSON / plist serializer: with parameters, the JSON / property-list body and
  *     `Content-Type: application/json` / `application/x-plist` unless set; without
  *     parameters, no body and no Content-Type.
+ *
+ * URL intake (every URL, base URL and reference the library is given):
+ *   - a valid RFC 3986 URI is kept byte for byte: no case folding, no dot-segment removal,
+ *     no default-port removal;
+ *   - in the userinfo, path, query and fragment each byte RFC 3986 does not allow there is
+ *     percent-encoded (UTF-8, %XX uppercase): space, non-ASCII, " < > \ ^ ` { | }, `[` `]`
+ *     outside an IP-literal host, a second `#`, an `@` before the last one; a `%` not
+ *     followed by two hex digits becomes %25. `https://example.com/movies?hd=[1]` becomes
+ *     `https://example.com/movies?hd=%5B1%5D`, `https://example.com/wiki/Köln`
+ *     `https://example.com/wiki/K%C3%B6ln`. Spaces before and after the URL are dropped;
+ *   - a host with non-ASCII characters becomes its IDNA A-label by UTS #46 processing as
+ *     browsers do (nontransitional, CheckBidi, CheckJoiners, no STD3 rules, no DNS length
+ *     check): `https://bücher.example/` -> `https://xn--bcher-kva.example/`;
+ *   - refused with AFS_E_BAD_URL, the offset and a hint: ASCII control characters anywhere
+ *     (CR/LF never reach a request line), a port that is not digits or exceeds 65535, a
+ *     malformed host (a character RFC 3986 does not allow in a host, a bad IPv6 literal,
+ *     what IDNA refuses, saying why), and a relative reference when no base URL is set
+ *     (afs_serializer_set_base_url). Invalid UTF-8 is AFS_E_INVALID_UTF8 (offset named).
  */
 
 /**
  * requestWithMethod:URLString:parameters:error: — a new request with the serializer's
  * properties and headers, and `params` (may be NULL) serialized as described above.
- * @param url an absolute RFC 3986 URI, kept byte for byte except for the query insertion.
+ * @param url an absolute URL, or a relative reference when the serializer has a base URL;
+ *        after URL intake (above) and resolution, kept byte for byte except for the query
+ *        insertion.
  * @return owned request, or NULL with AFS_E_INVALID_METHOD, AFS_E_BAD_URL (character and
  *         offset named), AFS_E_INVALID_ARGUMENT (params not a dictionary where a query is
  *         needed), AFS_E_STATE (params spent), AFS_E_INVALID_JSON ("The `parameters` argument is not valid JSON."),
@@ -515,8 +560,9 @@ AFS_API afs_status afs_serializer_set_plist_format(afs_serializer *s, int format
 AFS_API afs_request *afs_serializer_request(const afs_serializer *s, const char *method,
                                             const char *url, const afs_value *params, afs_error *err);
 /** A bare request (no headers, NSURLRequest's default properties) for
- *  afs_serializer_serialize. @return owned request, or NULL with AFS_E_INVALID_METHOD,
- *  AFS_E_BAD_URL, AFS_E_INVALID_UTF8, AFS_E_INVALID_ARGUMENT. */
+ *  afs_serializer_serialize; `url` must be absolute and goes through URL intake.
+ *  @return owned request, or NULL with AFS_E_INVALID_METHOD, AFS_E_BAD_URL,
+ *  AFS_E_INVALID_UTF8, AFS_E_INVALID_ARGUMENT. */
 AFS_API afs_request *afs_request_new(const char *method, const char *url, afs_error *err);
 /** Sets (value NULL: removes) a header of `r`; replaces an existing one in place. Strings
  *  the getters returned earlier stay readable until afs_request_free (they show the old
@@ -556,6 +602,37 @@ AFS_API bool afs_request_should_handle_cookies(const afs_request *r);
 AFS_API bool afs_request_should_use_pipelining(const afs_request *r);
 AFS_API bool afs_request_allows_cellular_access(const afs_request *r);
 AFS_API int afs_request_network_service_type(const afs_request *r);
+
+/**
+ * The head of `r` as HTTP/1.1 bytes (RFC 9112), for programs that write to sockets
+ * themselves:
+ *   - `METHOD target HTTP/1.1`, target in origin form: the URL's path and query, `/` for
+ *     an empty path, never the fragment;
+ *   - `Host:` the URL's authority without userinfo (a `Host` header set on r replaces it);
+ *   - `Authorization: Basic base64(user:password)` from the URL's userinfo, percent-
+ *     decoded, unless r has an Authorization header (then the userinfo is dropped; it never
+ *     appears elsewhere);
+ *   - r's headers in order;
+ *   - `Content-Length` when r has a body (also an empty one, or a multipart body stream)
+ *     and neither Content-Length nor Transfer-Encoding is set;
+ *   - an empty line.
+ * @param len receives the length (may be NULL; the text is also NUL-terminated).
+ * @return owned bytes (afs_free), or NULL with AFS_E_BAD_URL (the URL has no host),
+ *         AFS_E_INVALID_ARGUMENT (NULL request).
+ */
+AFS_API char *afs_request_copy_head(const afs_request *r, size_t *len, afs_error *err);
+/**
+ * Writes the head (afs_request_copy_head) and the body of `r` to `fd` (blocking: a socket,
+ * pipe or file). A multipart body goes through afs_body_stream_write_to_fd (sendfile /
+ * copy_file_range for file parts). Resumable: *written (may be NULL) gets the bytes this
+ * call wrote, also on failure, and the next call continues exactly where a failed one
+ * stopped (e.g. after EAGAIN on a non-blocking socket, wait until writable and call again).
+ * After a complete write the next call writes the whole request again (the body stream is
+ * sought back to 0). SIGPIPE is blocked while writing to a pipe or socket.
+ * @return AFS_OK; AFS_E_IO (os_errno set) for a failing write; AFS_E_BAD_URL (no host);
+ *         the statuses of afs_body_stream_write_to_fd; AFS_E_INVALID_ARGUMENT (NULL, fd < 0).
+ */
+AFS_API afs_status afs_request_write_to_fd(afs_request *r, int fd, uint64_t *written, afs_error *err);
 
 /* ===================================================================================== */
 /* 7. Multipart forms                                                                   */

@@ -70,6 +70,8 @@ multipart multipart
 python_multipart python-multipart
 requests_toolbelt requests-toolbelt
 orjson orjson
+h11 h11
+ada_url ada-url
 bin:cmake cmake>=3.20
 scikit_build_core scikit-build-core>=0.10
 build build

@@ -84,3 +84,34 @@ public func afs_request_allows_cellular_access(_ r: OpaquePointer?) -> Bool { pe
 
 @c @implementation
 public func afs_request_network_service_type(_ r: OpaquePointer?) -> Int32 { peek(r, RequestHandle.self)?.request.properties.networkServiceType ?? 0 }
+
+@c @implementation
+public func afs_request_copy_head(_ r: OpaquePointer?, _ len: UnsafeMutablePointer<Int>?,
+                                  _ err: UnsafeMutablePointer<afs_error>?) -> UnsafeMutablePointer<CChar>? {
+    len?.pointee = 0
+    return pointer(err) {
+        let head = try unbox(r, RequestHandle.self, "request").request.head()
+        guard let p = head.withUnsafeBytes({ mallocCString($0) }) else {
+            throw AFSError(.noMemory, "out of memory copying a request head of \(head.count) bytes")
+        }
+        len?.pointee = head.count
+        return p
+    }
+}
+
+@c @implementation
+public func afs_request_write_to_fd(_ r: OpaquePointer?, _ fd: Int32, _ written: UnsafeMutablePointer<UInt64>?,
+                                    _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
+    written?.pointee = 0
+    return status(err) {
+        let h = try unbox(r, RequestHandle.self, "request")
+        guard fd >= 0 else { throw AFSError(.invalidArgument, "fd \(fd) is not a file descriptor") }
+        var n: UInt64 = 0
+        defer { written?.pointee = n }
+        // The body's callbacks run inside this call: a call on this request from one of them
+        // is refused (AFS_E_STATE), as for every other call that streams the body.
+        guard try exclusive(h, { try h.request.write(to: fd, offset: &h.wireOffset, written: &n) }) != nil else {
+            throw reentrancyError("afs_request_write_to_fd")
+        }
+    }
+}

@@ -29,6 +29,8 @@ final class RequestHandle: Handle {
     /// callback of that call is deferred to its end (see `Reentrancy`).
     var busy = 0
     var freeDeferred = false
+    /// Where `afs_request_write_to_fd` resumes (see `Request.write(to:offset:written:)`).
+    var wireOffset: UInt64 = 0
 
     init(_ r: Request, borrowed: Bool = false) {
         request = r

@@ -60,6 +60,14 @@ public func afs_serializer_set_basic_auth(_ s: OpaquePointer?, _ user: UnsafePoi
 }
 
 @c @implementation
+public func afs_serializer_set_base_url(_ s: OpaquePointer?, _ base: UnsafePointer<CChar>?,
+                                        _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
+    configure(s, "serializer", err) { (c: inout RequestSerializer) in
+        try c.setBaseURL(try optionalStringArg(base, "base_url"))
+    }
+}
+
+@c @implementation
 public func afs_serializer_clear_authorization(_ s: OpaquePointer?) {
     configure(s, RequestSerializer.self) { $0.clearAuthorization() }
 }
