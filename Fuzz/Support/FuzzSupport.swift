@@ -8,6 +8,7 @@
 //   records as a crash (and saves the input).
 // - `ErrorBox`: the `afs_error` passed to a C API call, to tell an untouched one apart.
 @testable import AFSerialization
+import CAFSerialization  // the header's types (afs_error)
 
 #if canImport(Glibc)
 import Glibc
@@ -380,16 +381,18 @@ func trace(_ message: @autoclosure () -> String) {
 /// An `afs_error` (status, errno, 512-byte message) filled with 0xAA before each call, so
 /// that an untouched one can be recognised.
 final class ErrorBox {
-    static let size = 4 + 4 + 512
-    let raw = UnsafeMutableRawPointer.allocate(byteCount: ErrorBox.size, alignment: 8)
+    static let size = MemoryLayout<afs_error>.size
+    let raw = UnsafeMutablePointer<afs_error>.allocate(capacity: 1)
     deinit { raw.deallocate() }
 
     /// Fresh for the next call.
-    func reset() -> UnsafeMutableRawPointer {
-        raw.initializeMemory(as: UInt8.self, repeating: 0xAA, count: ErrorBox.size)
+    func reset() -> UnsafeMutablePointer<afs_error> {
+        UnsafeMutableRawPointer(raw).initializeMemory(as: UInt8.self, repeating: 0xAA, count: ErrorBox.size)
         return raw
     }
-    var status: Int32 { raw.load(as: Int32.self) }
-    var message: String { String(cString: (raw + 8).assumingMemoryBound(to: CChar.self)) }
-    var untouched: Bool { UnsafeRawBufferPointer(start: raw, count: ErrorBox.size).allSatisfy { $0 == 0xAA } }
+    var status: Int32 { Int32(bitPattern: raw.pointee.code.rawValue) }
+    var message: String {
+        withUnsafeBytes(of: raw.pointee.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+    }
+    var untouched: Bool { UnsafeRawBufferPointer(start: UnsafeRawPointer(raw), count: ErrorBox.size).allSatisfy { $0 == 0xAA } }
 }
