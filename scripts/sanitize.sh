@@ -43,7 +43,7 @@ for a in "$@"; do
 done
 
 CLANG=${AFS_CLANG:-$(dirname "$(command -v swift)")/clang}
-[ -x "$CLANG" ] || CLANG=/opt/swift/usr/bin/clang
+[ -x "$CLANG" ] || CLANG=$(command -v clang || echo clang)   # the toolchain's clang is best (same LLVM)
 SWIFT_LIBS=$(cd "$(dirname "$(command -v swift)")/../lib/swift/linux" 2>/dev/null && pwd)
 out="$root/build-sanitize"
 rm -rf "$out"
