@@ -71,6 +71,8 @@ multipart multipart
 python_multipart python-multipart
 requests_toolbelt requests-toolbelt
 orjson orjson
+h11 h11
+ada_url ada-url
 bin:cmake cmake>=3.20
 hatchling hatchling>=1.24
 elftools pyelftools>=0.29

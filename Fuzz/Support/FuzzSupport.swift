@@ -8,7 +8,7 @@
 //   records as a crash (and saves the input).
 // - `ErrorBox`: the `afs_error` passed to a C API call, to tell an untouched one apart.
 @testable import AFSerialization
-import CAFSerialization  // the header's types (afs_error)
+import CAFSerialization
 
 #if canImport(Glibc)
 import Glibc
@@ -382,17 +382,15 @@ func trace(_ message: @autoclosure () -> String) {
 /// that an untouched one can be recognised.
 final class ErrorBox {
     static let size = MemoryLayout<afs_error>.size
-    let raw = UnsafeMutablePointer<afs_error>.allocate(capacity: 1)
+    let raw = UnsafeMutableRawPointer.allocate(byteCount: ErrorBox.size, alignment: 8)
     deinit { raw.deallocate() }
 
     /// Fresh for the next call.
     func reset() -> UnsafeMutablePointer<afs_error> {
-        UnsafeMutableRawPointer(raw).initializeMemory(as: UInt8.self, repeating: 0xAA, count: ErrorBox.size)
-        return raw
+        raw.initializeMemory(as: UInt8.self, repeating: 0xAA, count: ErrorBox.size)
+        return raw.assumingMemoryBound(to: afs_error.self)
     }
-    var status: Int32 { Int32(bitPattern: raw.pointee.code.rawValue) }
-    var message: String {
-        withUnsafeBytes(of: raw.pointee.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-    }
-    var untouched: Bool { UnsafeRawBufferPointer(start: UnsafeRawPointer(raw), count: ErrorBox.size).allSatisfy { $0 == 0xAA } }
+    var status: Int32 { raw.load(as: Int32.self) }
+    var message: String { String(cString: (raw + 8).assumingMemoryBound(to: CChar.self)) }
+    var untouched: Bool { UnsafeRawBufferPointer(start: raw, count: ErrorBox.size).allSatisfy { $0 == 0xAA } }
 }

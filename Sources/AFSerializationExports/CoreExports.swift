@@ -54,6 +54,14 @@ public func afs_string_new(_ utf8: UnsafePointer<CChar>?, _ len: Int) -> UnsafeM
 }
 
 @c @implementation
+public func afs_url_resolve(_ base: UnsafePointer<CChar>?, _ reference: UnsafePointer<CChar>?,
+                            _ err: UnsafeMutablePointer<afs_error>?) -> UnsafeMutablePointer<CChar>? {
+    pointer(err) {
+        try ownedCString(try URLResolve.resolve(try stringArg(reference, NTS, "reference"), base: try stringArg(base, NTS, "base")))
+    }
+}
+
+@c @implementation
 public func afs_percent_escape(_ utf8: UnsafePointer<CChar>?, _ len: Int, _ err: UnsafeMutablePointer<afs_error>?) -> UnsafeMutablePointer<CChar>? {
     pointer(err) {
         let bytes = try bytesArg(utf8, len, "utf8")
@@ -66,7 +74,7 @@ public func afs_percent_escape(_ utf8: UnsafePointer<CChar>?, _ len: Int, _ err:
 @c @implementation
 public func afs_query_string(_ params: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> UnsafeMutablePointer<CChar>? {
     pointer(err) {
-        let v = try unbox(params, ValueHandle.self, "params")
+        let v = try valueArg(params, "params")
         var out = ByteWriter(capacity: 256)
         try QueryString.append(v.value, style: .default, to: &out)
         return out.takeCString()

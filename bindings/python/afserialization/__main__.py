@@ -120,8 +120,9 @@ def _is_text(data: bytes) -> bool:
 
 
 def write_request(request: Request, out: BinaryIO, tty: bool) -> None:
-    """Writes the request line, headers and body to ``out``."""
-    out.write(request.wire_head())
+    """Writes the request line, headers and body to ``out``; the head is the library's
+    wire bytes (``Request.head``: what ``write_to`` sends)."""
+    out.write(request.head)
     stream = request.body_stream
     body = stream.readall() if stream is not None else request.body
     if body:
