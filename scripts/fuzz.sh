@@ -73,47 +73,71 @@ if [ "$mode" = pack ]; then
 fi
 
 # ---------------------------------------------------------------------------------------
-# Build: the core once as a static library instrumented for libFuzzer and ASan (with
-# -enable-testing so the targets can check internal helpers), the C layer likewise, then one
-# binary per target.
+# Build: the C target (Sources/CAFSerialization: the header's module and the private C
+# helpers) with clang, the core once as a static library instrumented for libFuzzer and
+# ASan (with -enable-testing so the targets can check internal helpers), the exports layer
+# (Sources/AFSerializationExports: the C API) likewise, then one binary per target.
 # A stamp of the sources and flags skips work that is already done.
 swiftc=${SWIFTC:-swiftc}
+clang=${AFS_CLANG:-$(dirname "$(command -v "$swiftc")")/clang}
 flags=(-O -sanitize=fuzzer,address -parse-as-library -use-ld=lld)
+cmodule=Sources/CAFSerialization/include          # module.modulemap: the header + private helpers
+cinc=(-I "$cmodule" -I include)
 mkdir -p "$build"
-core_sources=$(find Sources/AFSerialization -name '*.swift' | LC_ALL=C sort)
 stamp_of() { cat "$@" | { sha256sum; echo "${flags[*]} $($swiftc --version 2>&1 | head -1)"; } | sha256sum | cut -c1-16; }
 
-core_stamp=$(stamp_of $core_sources)
+c_files=$(find Sources/CAFSerialization -name '*.c' | LC_ALL=C sort)
+cheaders=$(find include "$cmodule" -type f | LC_ALL=C sort)
+# shellcheck disable=SC2086
+ctarget_stamp=$(stamp_of $c_files $cheaders)
+if [ "$(cat "$build/ctarget.stamp" 2>/dev/null)" != "$ctarget_stamp" ] || [ ! -f "$build/libCAFSerializationC.a" ]; then
+    echo "building the C target (libFuzzer + ASan) ..."
+    rm -f "$build/ctarget.stamp" "$build/libCAFSerializationC.a"
+    objs=()
+    for c in $c_files; do
+        o="$build/$(basename "$c" .c).o"
+        "$clang" -O1 -g -fPIC -fsanitize=fuzzer-no-link,address "${cinc[@]}" -c "$c" -o "$o"
+        objs+=("$o")
+    done
+    ar rcs "$build/libCAFSerializationC.a" "${objs[@]}"
+    echo "$ctarget_stamp" >"$build/ctarget.stamp"
+fi
+
+core_sources=$(find Sources/AFSerialization -name '*.swift' | LC_ALL=C sort)
+# shellcheck disable=SC2086
+core_stamp=$(stamp_of $core_sources "$build/ctarget.stamp")
 if [ "$(cat "$build/core.stamp" 2>/dev/null)" != "$core_stamp" ] || [ ! -f "$build/libAFSerialization.a" ]; then
     echo "building the core (libFuzzer + ASan) ..."
     rm -f "$build/core.stamp"
     # shellcheck disable=SC2086
-    "$swiftc" "${flags[@]}" -wmo -enable-testing -module-name AFSerialization \
+    "$swiftc" "${flags[@]}" -wmo -enable-testing -module-name AFSerialization "${cinc[@]}" \
         -emit-library -static -emit-module -emit-module-path "$build/AFSerialization.swiftmodule" \
         $core_sources -o "$build/libAFSerialization.a"
     echo "$core_stamp" >"$build/core.stamp"
 fi
-# The C layer too (json_parse goes through afs_value_parse_json / afs_value_free).
-c_sources=$(find Sources/CAFSerialization -name '*.swift' | LC_ALL=C sort)
-c_stamp=$(stamp_of $c_sources "$build/core.stamp")
-if [ "$(cat "$build/c.stamp" 2>/dev/null)" != "$c_stamp" ] || [ ! -f "$build/libCAFSerialization.a" ]; then
-    echo "building the C layer (libFuzzer + ASan) ..."
-    rm -f "$build/c.stamp"
+# The exports layer too (the targets call the C API: afs_value_parse_json, afs_value_free …).
+x_sources=$(find Sources/AFSerializationExports -name '*.swift' | LC_ALL=C sort)
+# shellcheck disable=SC2086
+x_stamp=$(stamp_of $x_sources "$build/core.stamp")
+if [ "$(cat "$build/exports.stamp" 2>/dev/null)" != "$x_stamp" ] || [ ! -f "$build/libAFSerializationExports.a" ]; then
+    echo "building the exports layer (libFuzzer + ASan) ..."
+    rm -f "$build/exports.stamp"
     # shellcheck disable=SC2086
-    "$swiftc" "${flags[@]}" -wmo -module-name CAFSerialization -I "$build" \
-        -emit-library -static -emit-module -emit-module-path "$build/CAFSerialization.swiftmodule" \
-        $c_sources -o "$build/libCAFSerialization.a"
-    echo "$c_stamp" >"$build/c.stamp"
+    "$swiftc" "${flags[@]}" -wmo -module-name AFSerializationExports -I "$build" "${cinc[@]}" \
+        -emit-library -static -emit-module -emit-module-path "$build/AFSerializationExports.swiftmodule" \
+        $x_sources -o "$build/libAFSerializationExports.a"
+    echo "$x_stamp" >"$build/exports.stamp"
 fi
 
 for t in "${targets[@]}"; do
     src="Fuzz/$t.swift"
     [ -f "$src" ] || { echo "no such target: $t ($src)" >&2; exit 2; }
-    s=$(stamp_of "$src" Fuzz/Support/*.swift "$build/core.stamp" "$build/c.stamp")
+    s=$(stamp_of "$src" Fuzz/Support/*.swift "$build/core.stamp" "$build/exports.stamp")
     if [ "$(cat "$build/$t.stamp" 2>/dev/null)" != "$s" ] || [ ! -x "$build/$t" ]; then
         echo "building $t ..."
         rm -f "$build/$t.stamp"
-        "$swiftc" "${flags[@]}" -wmo -module-name "fuzz_$t" -I "$build" -L "$build" -lCAFSerialization -lAFSerialization \
+        "$swiftc" "${flags[@]}" -wmo -module-name "fuzz_$t" -I "$build" "${cinc[@]}" -L "$build" \
+            -lAFSerializationExports -lAFSerialization -lCAFSerializationC \
             "$src" Fuzz/Support/*.swift -o "$build/$t"
         echo "$s" >"$build/$t.stamp"
     fi

@@ -74,7 +74,7 @@ public func afs_percent_escape(_ utf8: UnsafePointer<CChar>?, _ len: Int, _ err:
 @c @implementation
 public func afs_query_string(_ params: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> UnsafeMutablePointer<CChar>? {
     pointer(err) {
-        let v = try unbox(params, ValueHandle.self, "params")
+        let v = try valueArg(params, "params")
         var out = ByteWriter(capacity: 256)
         try QueryString.append(v.value, style: .default, to: &out)
         return out.takeCString()

@@ -154,11 +154,10 @@ func lend(_ h: Handle) -> OpaquePointer {
     OpaquePointer(Unmanaged.passUnretained(h).toOpaque())
 }
 
-/// Releases the handle (the `_free` functions). NULL, handles of another kind and borrowed
-/// value handles (owned by their parent) are ignored.
+/// Releases the handle (the `_free` functions). NULL and handles of another kind are
+/// ignored.
 func release<T: Handle>(_ p: OpaquePointer?, _ t: T.Type) {
-    guard let p = p, let h = peek(p, t) else { return }
-    if let v = h as? ValueHandle, v.isBorrowed { return }
+    guard let p = p, peek(p, t) != nil else { return }
     Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(p)).release()
 }
 

@@ -15,12 +15,21 @@ public func afs_request_set_header(_ r: OpaquePointer?, _ field: UnsafePointer<C
     status(err) {
         let h = try unbox(r, RequestHandle.self, "request")
         let name = try stringArg(field, NTS, "field")
-        try h.request.setHeader(name, try optionalStringArg(value, "the value of header \"\(name)\""))
+        let v = try optionalStringArg(value, "the value of header \"\(name)\"")
+        if h.busy > 0 { throw reentrancyError("afs_request_set_header") }
+        try h.request.setHeader(name, v)
     }
 }
 
 @c @implementation
-public func afs_request_free(_ r: OpaquePointer?) { release(r, RequestHandle.self) }
+public func afs_request_free(_ r: OpaquePointer?) {
+    guard let h = peek(r, RequestHandle.self), !h.isBorrowed else { return }  // a callback's request: not the caller's
+    if h.busy > 0 {
+        h.freeDeferred = true  // from inside one of its callbacks: freed when the running call ends
+        return
+    }
+    release(r, RequestHandle.self)
+}
 
 @c @implementation
 public func afs_request_method(_ r: OpaquePointer?) -> UnsafePointer<CChar>? { peek(r, RequestHandle.self)?.method }
@@ -99,6 +108,10 @@ public func afs_request_write_to_fd(_ r: OpaquePointer?, _ fd: Int32, _ written:
         guard fd >= 0 else { throw AFSError(.invalidArgument, "fd \(fd) is not a file descriptor") }
         var n: UInt64 = 0
         defer { written?.pointee = n }
-        try h.request.write(to: fd, offset: &h.wireOffset, written: &n)
+        // The body's callbacks run inside this call: a call on this request from one of them
+        // is refused (AFS_E_STATE), as for every other call that streams the body.
+        guard try exclusive(h, { try h.request.write(to: fd, offset: &h.wireOffset, written: &n) }) != nil else {
+            throw reentrancyError("afs_request_write_to_fd")
+        }
     }
 }

@@ -161,7 +161,7 @@ public func afs_serializer_set_query_callback(_ s: OpaquePointer?, _ fn: afs_que
     configure(s, RequestSerializer.self) {
         $0.queryCallback = { request, params in
             // Borrowed handles for the duration of the call.
-            let r = RequestHandle(request), p = ValueHandle(params, depth: 0)  // const: never a container target
+            let r = RequestHandle(request, borrowed: true), p = ValueHandle(params, role: .member)  // read-only, owned by this call
             var error = afs_error()
             let out = withExtendedLifetime((r, p)) { fn(context.pointer, lend(r), lend(p), &error) }
             guard let out = out else {
@@ -207,7 +207,7 @@ public func afs_serializer_request(_ s: OpaquePointer?, _ method: UnsafePointer<
     pointer(err) {
         let h = try unbox(s, SerializerHandle.self, "serializer")
         let m = try stringArg(method, NTS, "method"), u = try stringArg(url, NTS, "url")
-        let p = try params.map { try unbox($0, ValueHandle.self, "params").value }
+        let p = try params.map { try valueArg($0, "params").value }
         return box(RequestHandle(try h.snapshot.request(method: m, url: u, params: p)))
     }
 }
@@ -218,7 +218,7 @@ public func afs_serializer_serialize(_ s: OpaquePointer?, _ r: OpaquePointer?, _
     pointer(err) {
         let h = try unbox(s, SerializerHandle.self, "serializer")
         let req = try unbox(r, RequestHandle.self, "request")
-        let p = try params.map { try unbox($0, ValueHandle.self, "params").value }
+        let p = try params.map { try valueArg($0, "params").value }
         return box(RequestHandle(try h.snapshot.serialize(req.request, params: p)))
     }
 }

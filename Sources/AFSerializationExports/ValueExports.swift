@@ -42,61 +42,104 @@ public func afs_value_new_data(_ bytes: UnsafeRawPointer?, _ len: Int) -> Opaque
     return box(ValueHandle(.data(Array(b))))
 }
 
-/// Takes the value out of a consumed handle: it is released whatever happens next, except
-/// when it is NULL, not a value, borrowed, or the container itself (which the caller still
-/// owns).
-private func consume(_ child: OpaquePointer?, into parent: OpaquePointer?, _ what: String) throws -> (Value, depth: Int) {
-    guard let child = child else { throw AFSError(.invalidArgument, "\(what) is NULL") }
-    if child == parent { throw AFSError(.invalidArgument, "\(what) is the container itself (it was not consumed)") }
-    let h = try unbox(child, ValueHandle.self, what)  // a handle of another kind is not ours to free
-    if h.isBorrowed {
-        throw AFSError(.invalidArgument, "\(what) is borrowed from its parent (afs_value_at, afs_value_get) and cannot be consumed")
-    }
-    defer { release(child, ValueHandle.self) }
-    return (h.value, h.depth)
+/// A value argument that is usable: not NULL, a value, not a tombstone (AFS_E_STATE naming
+/// the call that ended it).
+func valueArg(_ p: OpaquePointer?, _ what: String) throws -> ValueHandle {
+    let h = try unbox(p, ValueHandle.self, what)
+    if let why = h.deathReason { throw AFSError(.state, "\(what) is no longer usable: \(why)") }
+    return h
 }
 
-/// Puts a member into `container` with `insert`, refusing trees deeper than Value.maxDepth
-/// and borrowed containers (a borrowed handle holds a copy: changing it would not change its
-/// parent, and chains of such handles bypassed the depth limit and overflowed the stack
-/// when freed).
-private func insert(_ member: (Value, depth: Int), into container: ValueHandle, _ insert: (inout Value, Value) throws -> Void) throws {
-    if container.isBorrowed {
-        throw AFSError(.invalidArgument, "the container is borrowed from its parent (afs_value_at, afs_value_get) and cannot be changed")
+/// The container argument of a change: an owned root or a builder.
+private func containerArg(_ p: OpaquePointer?, _ what: String) throws -> ValueHandle {
+    let h = try unbox(p, ValueHandle.self, what)
+    try h.checkChangeable(what)
+    return h
+}
+
+/// Takes the value out of a consumed handle (`call` consumes it): it is consumed whatever
+/// happens next, except when it is NULL, not a value, not owned (borrowed, a builder, a
+/// tombstone), the container itself or the root of the container's tree (the caller still
+/// owns it then). With a usable container it becomes a tombstone kept by the container's
+/// tree; without one there is no tree to keep it, and it is freed.
+private func consume(_ child: OpaquePointer?, into container: Result<ValueHandle, Error>, _ parent: OpaquePointer?,
+                     by call: String) throws -> (Value, depth: Int) {
+    guard let child = child else { throw AFSError(.invalidArgument, "value is NULL") }
+    if child == parent { throw AFSError(.invalidArgument, "value is the container itself (it was not consumed)") }
+    let h = try unbox(child, ValueHandle.self, "value")  // a handle of another kind is not ours to free
+    switch h.role {
+    case .owned: break
+    case .member:
+        throw AFSError(.invalidArgument, "value is borrowed from its parent (afs_value_at, afs_value_get) and cannot be consumed")
+    case .builder:
+        throw AFSError(.invalidArgument, "value was made inside its parent (afs_value_*_new_dict, _new_array) and belongs to that tree: it cannot be consumed")
+    case .dead(let why):
+        throw AFSError(.state, "value is no longer usable: \(why) (it was not consumed again)")
     }
-    let depth = max(container.depth, member.depth + 1)
-    guard depth <= Value.maxDepth else {
-        throw AFSError(.invalidArgument, "nesting deeper than \(Value.maxDepth) levels")
+    guard case .success(let c) = container else {
+        defer { release(child, ValueHandle.self) }  // no tree to keep a tombstone: freed
+        return (h.value, h.depth)
     }
-    try container.mutate { try insert(&$0, member.0) }
-    container.depth = depth
+    if c.root === h {
+        throw AFSError(.invalidArgument, "value is the root of the container's own tree (it was not consumed)")
+    }
+    let taken = h.consume(into: c, by: call)
+    release(child, ValueHandle.self)  // the container's tree keeps the tombstone
+    return taken
 }
 
 @c @implementation
 public func afs_value_dict_set(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ keyLen: Int,
                                _ value: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
-        // The container and the key are taken before the value is consumed: either may live
-        // in the value's tree (a borrowed member as container, a key from
-        // afs_value_get_string of the value), which consuming frees.
-        let d = Result { try unbox(dict, ValueHandle.self, "dict") }
+        // The container and the key are taken before the value is consumed: the key may be
+        // the value's own text (afs_value_get_string of it), which consuming ends.
+        let d = Result { try containerArg(dict, "dict") }
         let k = Result { try stringArg(key, keyLen, "key") }
-        let v = try consume(value, into: dict, "value")
-        let container = try d.get()
-        let keyString = try k.get()
-        try insert(v, into: container) { try $0.dictSet(keyString, $1) }
+        let v = try consume(value, into: d, dict, by: "afs_value_dict_set")
+        try d.get().set(try k.get(), v.0, depth: v.depth, by: "afs_value_dict_set")
     }
 }
 
 @c @implementation
 public func afs_value_append(_ container: OpaquePointer?, _ value: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
-        // The container is taken first: a borrowed member of the value, consumed below, stays
-        // alive through this reference until it is refused.
-        let c = Result { try unbox(container, ValueHandle.self, "array_or_set") }
-        let v = try consume(value, into: container, "value")
-        try insert(v, into: try c.get()) { try $0.append($1) }
+        let c = Result { try containerArg(container, "array_or_set") }
+        let v = try consume(value, into: c, container, by: "afs_value_append")
+        try c.get().add(v.0, depth: v.depth)
     }
+}
+
+/// The top-down builders: a new empty container inside `parent`, lent back to be filled.
+private func newInside(_ parent: OpaquePointer?, _ what: String, key: (UnsafePointer<CChar>?, Int)?, _ empty: Value,
+                       by call: String, _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
+    pointer(err) {
+        let p = try containerArg(parent, what)
+        let k = try key.map { try stringArg($0.0, $0.1, "key") }
+        return lend(try p.newBuilder(empty, key: k, by: call))
+    }
+}
+
+@c @implementation
+public func afs_value_dict_set_new_dict(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ keyLen: Int,
+                                        _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
+    newInside(dict, "dict", key: (key, keyLen), .dict(ValueDict()), by: "afs_value_dict_set_new_dict", err)
+}
+
+@c @implementation
+public func afs_value_dict_set_new_array(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?, _ keyLen: Int,
+                                         _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
+    newInside(dict, "dict", key: (key, keyLen), .array([]), by: "afs_value_dict_set_new_array", err)
+}
+
+@c @implementation
+public func afs_value_append_new_dict(_ array: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
+    newInside(array, "array", key: nil, .dict(ValueDict()), by: "afs_value_append_new_dict", err)
+}
+
+@c @implementation
+public func afs_value_append_new_array(_ array: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
+    newInside(array, "array", key: nil, .array([]), by: "afs_value_append_new_array", err)
 }
 
 @c @implementation
@@ -105,7 +148,11 @@ public func afs_value_parse_json(_ json: UnsafePointer<CChar>?, _ len: Int, _ er
 }
 
 @c @implementation
-public func afs_value_free(_ v: OpaquePointer?) { release(v, ValueHandle.self) }
+public func afs_value_free(_ v: OpaquePointer?) {
+    // Only owned roots: builders, members and tombstones belong to their tree.
+    guard let h = peek(v, ValueHandle.self), h.isOwned else { return }
+    release(v, ValueHandle.self)
+}
 
 // MARK: - Walking
 

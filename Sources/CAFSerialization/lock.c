@@ -2,6 +2,7 @@
 #include "cafs_private.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 struct cafs_lock {
@@ -13,11 +14,13 @@ struct cafs_lock {
 static pthread_mutex_t registry_mutex = PTHREAD_MUTEX_INITIALIZER;
 static struct cafs_lock registry_head = {PTHREAD_MUTEX_INITIALIZER, &registry_head, &registry_head};
 static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t global_mutex = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long fork_count;
 
 /* Before fork(): the registry, then every lock (a thread holding one finishes its short
  * critical section first; none takes the registry while holding a lock). */
 static void before_fork(void) {
+    pthread_mutex_lock(&global_mutex);
     pthread_mutex_lock(&registry_mutex);
     for (struct cafs_lock *l = registry_head.next; l != &registry_head; l = l->next)
         pthread_mutex_lock(&l->mutex);
@@ -29,6 +32,7 @@ static void after_fork(void) {
     for (struct cafs_lock *l = registry_head.prev; l != &registry_head; l = l->prev)
         pthread_mutex_unlock(&l->mutex);
     pthread_mutex_unlock(&registry_mutex);
+    pthread_mutex_unlock(&global_mutex);
 }
 
 static void after_fork_child(void) {
@@ -38,6 +42,22 @@ static void after_fork_child(void) {
 
 static void install_atfork(void) {
     pthread_atfork(before_fork, after_fork, after_fork_child);
+}
+
+void cafs_global_acquire(void) {
+    pthread_once(&atfork_once, install_atfork);
+    pthread_mutex_lock(&global_mutex);
+}
+
+void cafs_global_release(void) { pthread_mutex_unlock(&global_mutex); }
+
+void *cafs_slot_load(void *const *slot) { return __atomic_load_n(slot, __ATOMIC_ACQUIRE); }
+
+void *cafs_slot_publish(void **slot, void *candidate) {
+    void *expected = NULL;
+    if (__atomic_compare_exchange_n(slot, &expected, candidate, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+        return candidate;
+    return expected;
 }
 
 cafs_lock *cafs_lock_new(void) {

@@ -30,6 +30,20 @@ void cafs_lock_release(cafs_lock *lock);
  *  tests: the child sees the parent's count plus one). */
 unsigned long cafs_fork_count(void);
 
+/** A process-wide lock (fork-safe like the others) for rare slow paths: materialising a
+ *  value tree built top-down before it is read. */
+void cafs_global_acquire(void);
+void cafs_global_release(void);
+
+/*
+ * Slots published once, read by many threads (the lazy caches behind the value getters):
+ * a load with acquire order, and a compare-and-swap from NULL with release order that
+ * returns what the slot holds afterwards (the candidate, or the pointer another thread
+ * published first).
+ */
+void *cafs_slot_load(void *const *slot);
+void *cafs_slot_publish(void **slot, void *candidate);
+
 #ifdef __cplusplus
 }
 #endif
