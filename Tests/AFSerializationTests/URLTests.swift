@@ -26,6 +26,7 @@ final class URLTests: XCTestCase {
             ("http://مثال.إختبار/", "http://xn--mgbh0fb.xn--kgbechtv/"),
             ("http://ok\u{94D}\u{200D}x.com", "http://xn--okx-tmh4320a.com"),
             ("http://a.b.c.\u{5E9}\u{5C1}1.com", "http://a.b.c.xn--1-4gc3j.com"),
+            ("http://4.\u{5D5}/", "http://4.xn--9db/"),  // Bidi rules only for right-to-left labels (as ada)
         ]
         for (input, want) in cases {
             XCTAssertEqual(try intake(input), want, input)
