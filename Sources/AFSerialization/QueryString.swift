@@ -26,12 +26,14 @@ public enum QueryString {
     public static func make(_ params: Value, style: QueryStyle = .default) throws -> String {
         var out = ByteWriter(capacity: 256)
         try append(params, style: style, to: &out)
-        return out.toString()
+        return try out.toString()
     }
 
     /// Appends the query string of `params` to `out`.
     public static func append(_ params: Value, style: QueryStyle, to out: inout ByteWriter) throws {
         let plus = style.spaces == .plus
+        let start = out.count
+        defer { if out.failed { out.recover(to: start) } }
         var first = true
         try forEachPair(params, style: style) { name, value in
             if !first { out.append(UInt8(ascii: "&")) }
@@ -51,8 +53,9 @@ public enum QueryString {
                 out.append(UInt8(ascii: "="))
                 var t = ByteWriter(capacity: 32)
                 value.appendText(to: &t, literalBools: style.bools == .literal)
-                t.withBytes { PercentEscaping.append($0, spaceAsPlus: plus, to: &out) }
+                try t.withBytes { PercentEscaping.append($0, spaceAsPlus: plus, to: &out) }
             }
+            try out.check("the query string", recoveringTo: start)
         }
     }
 
@@ -111,7 +114,7 @@ public enum QueryString {
                 name.truncate(to: mark)
             }
         case .set(let s):
-            for m in setOrder(s, style: style) { try walk(m, name: &name, style: style, body) }
+            for m in try setOrder(s, style: style) { try walk(m, name: &name, style: style, body) }
         default:
             try name.withBytes { try body($0, v) }
         }
@@ -126,12 +129,12 @@ public enum QueryString {
     }
 
     /// Set members in query order: scalars ascending by text form (stable), then containers.
-    static func setOrder(_ s: ValueSet, style: QueryStyle) -> [Value] {
+    static func setOrder(_ s: ValueSet, style: QueryStyle) throws(AFSError) -> [Value] {
         var scalars: [(text: [UInt8], value: Value, seq: Int)] = []
         var containers: [Value] = []
         for (i, m) in s.members.enumerated() {
             if m.isContainer { containers.append(m) } else {
-                scalars.append((m.textBytes(literalBools: style.bools == .literal), m, i))
+                scalars.append((try m.textBytes(literalBools: style.bools == .literal), m, i))
             }
         }
         scalars.sort { a, b in

@@ -62,7 +62,7 @@ public func afs_serializer_copy_headers(_ s: OpaquePointer?) -> UnsafeMutablePoi
         out.append(value)
         out.append("\r\n" as StaticString)
     }
-    return out.takeCString()
+    return try? out.takeCString()
 }
 
 @_cdecl("afs_serializer_set_basic_auth")

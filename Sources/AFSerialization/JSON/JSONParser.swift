@@ -603,7 +603,7 @@ struct JSONReader: ~Copyable {
             guard i < n else { throw unterminated(open) }
             if c == asciiQuote {
                 i &+= 1
-                return scratch.toString()
+                return try scratch.toString()
             }
             if c < 0x20 { throw controlCharacter() }
             // A backslash.

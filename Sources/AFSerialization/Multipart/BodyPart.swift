@@ -110,7 +110,7 @@ public final class BodyPart: @unchecked Sendable {  // only `consumed` changes, 
             w.append("\r\n" as StaticString)
         }
         w.append("\r\n" as StaticString)
-        headerBlock = w.withBytes { ByteBlock(UnsafeRawBufferPointer($0)) }
+        headerBlock = (try? w.withBytes { ByteBlock(UnsafeRawBufferPointer($0)) }) ?? ByteBlock(UnsafeRawBufferPointer(start: nil, count: 0))
         self.source = source
         self.length = length
         self.label = label

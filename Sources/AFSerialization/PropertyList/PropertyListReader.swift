@@ -321,7 +321,7 @@ private struct BinaryPlistReader {
             }
             appendUTF8(scalar, to: &out)
         }
-        return out.toString()
+        return try out.toString()
     }
 
     func reference(_ at: Int) throws -> Int {
@@ -467,12 +467,12 @@ func isoDate(_ seconds: Double) -> String? {
         digits(f, width)
     }
     out.append(UInt8(ascii: "Z"))
-    return out.toString()
+    return out.messageText()
 }
 
 @inline(__always)
 private func appendUTF8(_ scalar: UInt32, to out: inout ByteWriter) {
-    out.reserve(4)
+    guard out.reserve(4) else { return }
     if scalar < 0x80 {
         out.put(UInt8(scalar))
     } else if scalar < 0x800 {
@@ -498,7 +498,7 @@ private func hexByte(_ b: UInt8) -> String {
     out.append("0x" as StaticString)
     out.append(hexDigits[Int(b >> 4)])
     out.append(hexDigits[Int(b & 0xF)])
-    return out.toString()
+    return out.messageText()
 }
 
 /// `"ab"` for printable ASCII, else `0xHHHH…`: bytes from the input named in messages.
@@ -515,7 +515,7 @@ private func printable(_ p: UnsafePointer<UInt8>, _ count: Int) -> String {
             out.append(hexDigits[Int(p[k] & 0xF)])
         }
     }
-    return out.toString()
+    return out.messageText()
 }
 
 // MARK: - XML
@@ -650,7 +650,7 @@ private struct XMLPlistReader: ~Copyable {
                 for b in UnsafeBufferPointer(start: p + vs, count: ve - vs) {
                     name.append(b >= 0x41 && b <= 0x5A ? b + 0x20 : b)
                 }
-                let enc = name.toString()
+                let enc = try name.toString()
                 if enc != "utf-8" && enc != "utf8" && enc != "us-ascii" && enc != "ascii" {
                     throw fail("the declared encoding \"\(String(decoding: UnsafeBufferPointer(start: p + vs, count: ve - vs), as: UTF8.self))\" is not supported (only UTF-8)", vs)
                 }
@@ -863,7 +863,7 @@ private struct XMLPlistReader: ~Copyable {
     mutating func string(_ t: StartTag) throws -> String {
         if t.selfClosing { return "" }
         if let r = try content(t) { return text(r.lowerBound, r.upperBound) }
-        return scratch.toString()
+        return try scratch.toString()
     }
 
     /// Runs `body` on the element's text with surrounding whitespace removed.
@@ -924,7 +924,7 @@ private struct XMLPlistReader: ~Copyable {
             default: numeric = false
             }
         }
-        let s = lower.toString()
+        let s = try lower.toString()
         switch s {
         case "nan", "+nan", "-nan": return .double(.nan)
         case "inf", "+inf", "infinity", "+infinity": return .double(.infinity)

@@ -74,7 +74,7 @@ public enum PropertyListWriter {
     public static func data(_ value: Value, format: PropertyListFormat) throws -> [UInt8] {
         var out = ByteWriter(capacity: 512)
         try write(value, format: format, to: &out)
-        return out.toArray()
+        return try out.toArray()
     }
 
     /// Appends `value` as a property list to `out` (see `data(_:format:)`); on failure `out`
@@ -88,9 +88,10 @@ public enum PropertyListWriter {
             case .binary: try BinaryEmitter.document(value, to: &out)
             }
         } catch {
-            out.truncate(to: start)
+            out.recover(to: start)
             throw AFSError(.invalidPlist, "\(invalidParametersMessage) (\(error.what) at \(error.pathText())\(error.hint))")
         }
+        try out.check("the property list", recoveringTo: start)
     }
 }
 
@@ -148,7 +149,7 @@ struct PlistWriteFailure: Error {
             }
             out.append(UInt8(ascii: "]"))
         }
-        return out.toString()
+        return out.messageText()
     }
 }
 
@@ -163,7 +164,7 @@ private func unicodeName(_ scalar: UInt32) -> String {
     for i in stride(from: digits - 1, through: 0, by: -1) {
         out.append(hexDigitsUpper[Int((scalar >> (4 * UInt32(i))) & 0xF)])
     }
-    return out.toString()
+    return out.messageText()
 }
 
 // MARK: - XML
@@ -179,7 +180,7 @@ private enum XMLEmitter {
 
     @inline(__always)
     static func tabs(_ n: Int, to out: inout ByteWriter) {
-        out.reserve(n)
+        guard out.reserve(n) else { return }
         for _ in 0..<n { out.put(0x09) }
     }
 
@@ -340,7 +341,7 @@ private enum XMLEmitter {
                 var i = 0
                 while i < n {
                     let end = min(i + bytesPerLine, n)
-                    out.reserve(indent + lineChars + 1)
+                    guard out.reserve(indent + lineChars + 1) else { return }
                     for _ in 0..<indent { out.put(0x09) }
                     while i + 3 <= end {
                         let v = UInt32(src[i]) << 16 | UInt32(src[i + 1]) << 8 | UInt32(src[i + 2])
@@ -471,7 +472,7 @@ private struct BinaryEmitter {
         }
         let tableOffset = out.count - base
         let offsetSize = Self.sizeFor(tableOffset)
-        out.reserve(offsets.count * offsetSize + 32)
+        guard out.reserve(offsets.count * offsetSize + 32) else { return }
         for o in offsets { Self.bigEndian(UInt64(o), size: offsetSize, to: &out) }
         for _ in 0..<6 { out.put(0) }  // 5 unused bytes and the sort version
         out.put(UInt8(offsetSize))
@@ -483,7 +484,7 @@ private struct BinaryEmitter {
 
     @inline(__always)
     static func bigEndian(_ v: UInt64, size: Int, to out: inout ByteWriter) {
-        out.reserve(size)
+        guard out.reserve(size) else { return }
         var shift = 8 * (size - 1)
         while shift >= 0 {
             out.put(UInt8(truncatingIfNeeded: v >> UInt64(shift)))
@@ -492,7 +493,7 @@ private struct BinaryEmitter {
     }
 
     static func refList(_ refs: [Int], _ start: Int, _ count: Int, size: Int, to out: inout ByteWriter) {
-        out.reserve(count * size)
+        guard out.reserve(count * size) else { return }
         for i in start..<(start + count) { bigEndian(UInt64(refs[i]), size: size, to: &out) }
     }
 
@@ -555,7 +556,7 @@ private struct BinaryEmitter {
             // Scalars (bytes that start one) plus one more unit for each surrogate pair.
             let units = bytes.count - continuation + fourByte
             marker(0x60, count: units, to: &out)
-            out.reserve(2 * units)
+            guard out.reserve(2 * units) else { return }
             let n = bytes.count
             var i = 0
             while i < n {
