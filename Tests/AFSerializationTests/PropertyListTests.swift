@@ -177,7 +177,7 @@ final class PropertyListTests: XCTestCase {
         out.append("prefix" as StaticString)
         XCTAssertThrowsError(try PropertyListWriter.write(["a": 1, "b": nil], format: .xml, to: &out))
         XCTAssertThrowsError(try PropertyListWriter.write(["a": 1, "b": nil], format: .binary, to: &out))
-        XCTAssertEqual(out.toString(), "prefix")
+        XCTAssertEqual(try out.toString(), "prefix")
     }
 
     // MARK: - Binary layout

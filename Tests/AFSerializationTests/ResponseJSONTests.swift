@@ -221,7 +221,7 @@ final class ResponseJSONSerializerTests: XCTestCase {
         for options: JSONWritingOptions in [[], [.prettyPrinted], [.sortedKeys, .withoutEscapingSlashes]] {
             var w = ByteWriter()
             try JSONWriter.write(tree, options: options, to: &w)
-            let r = serializer.responseObject(statusCode: 200, contentType: "application/json", body: w.toArray())
+            let r = serializer.responseObject(statusCode: 200, contentType: "application/json", body: try w.toArray())
             XCTAssertNil(r.error)
             XCTAssertEqual(r.value, tree)
         }

@@ -34,15 +34,15 @@ public final class MultipartBodyStream: @unchecked Sendable {
         let starts: [UInt64]
         let contentLength: UInt64
 
-        init(parts: [BodyPart], boundary: String) {
+        init(parts: [BodyPart], boundary: String) throws(AFSError) {
             precondition(!parts.isEmpty, "a multipart body has at least one part")
             self.parts = parts
             self.boundary = boundary
-            initial = ByteBlock("--" + boundary + "\r\n")
-            encapsulation = ByteBlock("\r\n--" + boundary + "\r\n")
-            final = ByteBlock("\r\n--" + boundary + "--\r\n")
+            initial = try ByteBlock("--" + boundary + "\r\n")
+            encapsulation = try ByteBlock("\r\n--" + boundary + "\r\n")
+            final = try ByteBlock("\r\n--" + boundary + "--\r\n")
             var s: [UInt64] = []
-            s.reserveCapacity(parts.count)
+            try s.checkedReserve(parts.count, "the part offsets")
             var total: UInt64 = 0
             for (i, p) in parts.enumerated() {
                 s.append(total)
@@ -101,8 +101,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
     @exclusivity(unchecked) var carryOffset: UInt64 = 0
 
     /// A stream over `parts` separated by `boundary`. The first read opens it.
-    public init(parts: [BodyPart], boundary: String) {
-        layout = Layout(parts: parts, boundary: boundary)
+    /// - Throws: `AFSError` `.noMemory`.
+    public init(parts: [BodyPart], boundary: String) throws(AFSError) {
+        layout = try Layout(parts: parts, boundary: boundary)
         self.parts = layout.parts
     }
 
