@@ -81,37 +81,49 @@ struct MoveStack<Element>: ~Copyable {
     var count = 0
     var capacity: Int
 
+    /// Checked `malloc` memory (`afsMalloc`): a stack that cannot grow is `.noMemory`. A
+    /// stack whose first block cannot be had starts empty with capacity 0 and fails at the
+    /// first push.
     init(capacity: Int) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
+        if let p = afsMalloc(capacity * MemoryLayout<Element>.stride) {
+            self.capacity = capacity
+            base = p.bindMemory(to: Element.self, capacity: capacity)
+        } else {
+            self.capacity = 0
+            base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)!
+        }
     }
 
     deinit {
         base.deinitialize(count: count)
-        base.deallocate()
+        if capacity > 0 { free(base) }
     }
 
     @inline(__always)
-    mutating func push(_ e: __owned Element) {
-        if count == capacity { grow() }
+    mutating func push(_ e: __owned Element) throws(AFSError) {
+        if count == capacity { try grow() }
         (base + count).initialize(to: e)
         count &+= 1
     }
 
-    mutating func grow() {
-        let c = capacity &* 2
-        let p = UnsafeMutablePointer<Element>.allocate(capacity: c)
-        p.moveInitialize(from: base, count: count)
-        base.deallocate()
-        base = p
+    /// Doubles the capacity with `realloc` (Swift values are bitwise movable).
+    mutating func grow() throws(AFSError) {
+        let c = Swift.max(capacity &* 2, 16)
+        let (bytes, o) = c.multipliedReportingOverflow(by: MemoryLayout<Element>.stride)
+        guard !o, let p = capacity > 0 ? afsRealloc(base, bytes) : afsMalloc(bytes) else {
+            throw AFSError.noMemory("the parser's stack", bytes: o ? Int.max : bytes)
+        }
+        base = p.bindMemory(to: Element.self, capacity: c)
         capacity = c
     }
 
     /// Moves the elements from `start` to the top into a new array.
+    /// - Throws: `.noMemory` when the array cannot be allocated (nothing moved).
     @inline(__always)
-    mutating func popArray(from start: Int) -> [Element] {
+    mutating func popArray(from start: Int) throws(AFSError) -> [Element] {
         let n = count &- start
         guard n > 0 else { return [] }
+        try Memory.probe(n, of: Element.self, "an array of \(n) values")
         let a = [Element](unsafeUninitializedCapacity: n) { buffer, initialized in
             buffer.baseAddress!.moveInitialize(from: base + start, count: n)
             initialized = n
@@ -224,7 +236,7 @@ struct JSONReader: ~Copyable {
                 } else {
                     let level = frames.count
                     let known = level < shapeKeys.count && !shapeKeys[level].isEmpty
-                    frames.push(Frame(isObject: true, matchesShape: known, valueStart: values.count, keyStart: keys.count))
+                    try frames.push(Frame(isObject: true, matchesShape: known, valueStart: values.count, keyStart: keys.count))
                     try key(afterComma: false)
                     continue outer
                 }
@@ -236,7 +248,7 @@ struct JSONReader: ~Copyable {
                     i &+= 1
                     v = .array([])
                 } else {
-                    frames.push(Frame(isObject: false, matchesShape: false, valueStart: values.count, keyStart: keys.count))
+                    try frames.push(Frame(isObject: false, matchesShape: false, valueStart: values.count, keyStart: keys.count))
                     continue outer
                 }
             case asciiQuote:
@@ -259,7 +271,7 @@ struct JSONReader: ~Copyable {
             // `v` is complete: hand it to its container, closing containers as they end.
             while frames.count > 0 {
                 let top = frames.base[frames.count &- 1]
-                values.push(v)
+                try values.push(v)
                 skipWhitespace()
                 guard i < n else {
                     throw unexpected(top.isObject ? "',' or '}' after an object member" : "',' or ']' after an array element")
@@ -274,11 +286,11 @@ struct JSONReader: ~Copyable {
                 if top.isObject {
                     guard c == UInt8(ascii: "}") else { throw unexpected("',' or '}' after an object member") }
                     i &+= 1
-                    v = .dict(closeObject(top))
+                    v = .dict(try closeObject(top))
                 } else {
                     guard c == UInt8(ascii: "]") else { throw unexpected("',' or ']' after an array element") }
                     i &+= 1
-                    v = .array(closeArray(top))
+                    v = .array(try closeArray(top))
                 }
                 frames.count &-= 1
             }
@@ -303,14 +315,14 @@ struct JSONReader: ~Copyable {
         if frames.base[f].matchesShape {
             let j = keys.count &- frames.base[f].keyStart
             let known = shapeKeys[f]
-            if j < known.count && reuseKey(known[j]) {
+            if j < known.count, try reuseKey(known[j]) {
                 // `i` is past the key.
             } else {
                 frames.base[f].matchesShape = false
-                keys.push(try string())
+                try keys.push(try string())
             }
         } else {
-            keys.push(try string())
+            try keys.push(try string())
         }
         skipWhitespace()
         guard i < n && p[i] == UInt8(ascii: ":") else { throw unexpected("':' after an object key") }
@@ -321,7 +333,7 @@ struct JSONReader: ~Copyable {
     /// If the string at `i` is exactly `candidate` with no escapes, pushes `candidate` as
     /// the key (no new String) and steps past the string.
     @inline(__always)
-    mutating func reuseKey(_ candidate: String) -> Bool {
+    mutating func reuseKey(_ candidate: String) throws(AFSError) -> Bool {
         let start = i &+ 1
         var q = start
         while q &+ 8 <= n && JSONReader.keyStopMask(UnsafeRawPointer(p + q).loadUnaligned(as: UInt64.self)) == 0 {
@@ -339,7 +351,7 @@ struct JSONReader: ~Copyable {
             k.count == len && (len == 0 || memcmp(k.baseAddress!, p + start, len) == 0)
         }
         guard same == true else { return false }
-        keys.push(candidate)
+        try keys.push(candidate)
         i = q &+ 1
         return true
     }
@@ -355,12 +367,14 @@ struct JSONReader: ~Copyable {
     }
 
     @inline(__always)
-    mutating func closeArray(_ f: Frame) -> [Value] {
-        values.popArray(from: f.valueStart)
+    mutating func closeArray(_ f: Frame) throws(AFSError) -> [Value] {
+        try values.popArray(from: f.valueStart)
     }
 
-    mutating func closeObject(_ f: Frame) -> ValueDict {
+    mutating func closeObject(_ f: Frame) throws(AFSError) -> ValueDict {
         let count = keys.count &- f.keyStart
+        // The dictionary's key list, value list and index, checked before anything moves.
+        try Memory.probe(count, of: (String, Value, Int, Int).self, "a dictionary of \(count) members")
         let level = frames.count &- 1
         let k = keys.base + f.keyStart
         let v = values.base + f.valueStart
@@ -530,6 +544,7 @@ struct JSONReader: ~Copyable {
             guard i < n else { throw unterminated(open) }
             let c = p[i]
             if c == asciiQuote {
+                try Memory.probe(i &- start, "a string of \(i &- start) bytes")
                 let s = String(decoding: UnsafeBufferPointer(start: p + start, count: i &- start), as: UTF8.self)
                 i &+= 1
                 return s

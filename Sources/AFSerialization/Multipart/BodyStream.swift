@@ -114,8 +114,8 @@ public final class MultipartBodyStream: @unchecked Sendable {
 
     deinit {
         if fd >= 0 { Glibc.close(fd) }
-        scratch?.deallocate()
-        iov?.deallocate()
+        free(scratch)
+        free(iov)
     }
 
     /// A new reader of the same body, at offset 0, sharing the parts (AFNetworking's
@@ -390,7 +390,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
             }
             part.consumed = 0
         }
-        let tmp = scratchBuffer()
+        let tmp = try scratchBuffer()
         while part.consumed < target {
             let want = Int(Swift.min(target - part.consumed, UInt64(MultipartBodyStream.scratchSize)))
             _ = try readCallback(part, source, tmp, want)
@@ -401,9 +401,12 @@ public final class MultipartBodyStream: @unchecked Sendable {
         AFSError(.unsupported, "\(part.label): its stream has no rewind function and has already been read")
     }
 
-    func scratchBuffer() -> UnsafeMutablePointer<UInt8> {
+    func scratchBuffer() throws(AFSError) -> UnsafeMutablePointer<UInt8> {
         if let s = scratch { return s }
-        let s = UnsafeMutablePointer<UInt8>.allocate(capacity: MultipartBodyStream.scratchSize)
+        guard let raw = afsMalloc(MultipartBodyStream.scratchSize) else {
+            throw AFSError.noMemory("the body stream's scratch buffer", bytes: MultipartBodyStream.scratchSize)
+        }
+        let s = raw.assumingMemoryBound(to: UInt8.self)
         scratch = s
         return s
     }
@@ -542,7 +545,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                         continue
                     }
                 } else {
-                    let tmp = scratchBuffer()
+                    let tmp = try scratchBuffer()
                     let r = try source { () throws -> Int in
                         let k = Swift.min(want, MultipartBodyStream.scratchSize)
                         var r: Int
@@ -563,7 +566,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                         advancePhase()
                         continue
                     }
-                    let tmp = scratchBuffer()
+                    let tmp = try scratchBuffer()
                     let want = Int(Swift.min(part.length - offset, UInt64(Swift.min(chunk, MultipartBodyStream.scratchSize))))
                     let r = try source { try readCallback(part, src, tmp, want) }
                     carryPart = partIndex
@@ -618,7 +621,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// Writes consecutive in-memory phases (boundaries, headers, memory bodies) with one
     /// `writev`, and moves the cursor by what was written.
     func writeMemory(_ out: Int32, _ chunk: Int, _ sig: inout SigpipeGuard) throws -> Int {
-        let iov = iovecs()
+        let iov = try iovecs()
         var count = 0, total = 0
         // Walk a copy of the cursor over the in-memory phases.
         var p = partIndex, ph = phase, off = offset
@@ -687,9 +690,11 @@ public final class MultipartBodyStream: @unchecked Sendable {
         }
     }
 
-    func iovecs() -> UnsafeMutablePointer<iovec> {
+    func iovecs() throws(AFSError) -> UnsafeMutablePointer<iovec> {
         if let v = iov { return v }
-        let v = UnsafeMutablePointer<iovec>.allocate(capacity: MultipartBodyStream.iovCount)
+        let bytes = MultipartBodyStream.iovCount * MemoryLayout<iovec>.stride
+        guard let raw = afsMalloc(bytes) else { throw AFSError.noMemory("the body stream's write vector", bytes: bytes) }
+        let v = raw.bindMemory(to: iovec.self, capacity: MultipartBodyStream.iovCount)
         iov = v
         return v
     }

@@ -717,8 +717,9 @@ private struct XMLPlistReader: ~Copyable {
         }
     }
 
-    func text(_ s: Int, _ e: Int) -> String {
-        String(decoding: UnsafeBufferPointer(start: p + s, count: e - s), as: UTF8.self)
+    func text(_ s: Int, _ e: Int) throws(AFSError) -> String {
+        try Memory.probe(e - s, "a string of \(e - s) bytes")
+        return String(decoding: UnsafeBufferPointer(start: p + s, count: e - s), as: UTF8.self)
     }
 
     /// A start tag at `i` (which is `<`): its element, whether it is empty (`<x/>`), and
@@ -728,7 +729,7 @@ private struct XMLPlistReader: ~Copyable {
         let (s, e) = name(i + 1)
         guard let t = tag(s, e) else {
             if s == e { throw fail("malformed tag", start) }
-            throw fail("unknown element <\(text(s, e))>", start)
+            throw fail("unknown element <\((try? text(s, e)) ?? "")>", start)
         }
         i = e
         while true {
@@ -767,7 +768,7 @@ private struct XMLPlistReader: ~Copyable {
         let start = i
         let (s, e) = name(i + 2)
         guard tag(s, e) == expected else {
-            throw fail("</\(text(s, e))> where </\(expected.name)> (for the <\(expected.name)> at byte offset \(openedAt)) was expected", start)
+            throw fail("</\((try? text(s, e)) ?? "")> where </\(expected.name)> (for the <\(expected.name)> at byte offset \(openedAt)) was expected", start)
         }
         i = e
         skipSpace()
@@ -833,7 +834,7 @@ private struct XMLPlistReader: ~Copyable {
         if eq("quot") { scratch.append(UInt8(ascii: "\"")); return }
         if eq("apos") { scratch.append(UInt8(ascii: "'")); return }
         guard p[body] == UInt8(ascii: "#"), e - body >= 2 else {
-            throw fail("unknown entity &\(text(body, e));", s)
+            throw fail("unknown entity &\((try? text(body, e)) ?? "");", s)
         }
         var k = body + 1
         let hex = p[k] == UInt8(ascii: "x")
@@ -847,7 +848,37 @@ private struct XMLPlistReader: ~Copyable {
             k += 1
         }
         if v & 0xFFFF_F800 == 0xD800 { throw fail("character reference to a surrogate", s) }
+        guard Self.isXMLCharacter(v) else {
+            throw fail("character reference to \(Self.scalarName(v)), which XML 1.0 does not allow", s)
+        }
         appendUTF8(v, to: &scratch)
+    }
+
+    /// XML 1.0's `Char`: tab, LF, CR, U+0020–U+D7FF, U+E000–U+FFFD, U+10000–U+10FFFF.
+    static func isXMLCharacter(_ v: UInt32) -> Bool {
+        v == 0x9 || v == 0xA || v == 0xD || (v >= 0x20 && v <= 0xD7FF) || (v >= 0xE000 && v <= 0xFFFD) || v >= 0x10000
+    }
+
+    /// `U+0001`.
+    static func scalarName(_ v: UInt32) -> String {
+        let h = String(v, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: Swift.max(0, 4 - h.utf8.count)) + h
+    }
+
+    /// The offset and scalar of the first raw character XML 1.0 does not allow (control
+    /// characters other than tab, LF and CR; U+FFFE; U+FFFF) in valid UTF-8, or nil.
+    static func firstNonXMLCharacter(_ p: UnsafePointer<UInt8>, _ n: Int, from: Int) -> (Int, UInt32)? {
+        var k = from
+        while k < n {
+            let b = p[k]
+            if b < 0x20 {
+                if b != 0x9 && b != 0xA && b != 0xD { return (k, UInt32(b)) }
+            } else if b == 0xEF && k + 2 < n && p[k + 1] == 0xBF && (p[k + 2] == 0xBE || p[k + 2] == 0xBF) {
+                return (k, p[k + 2] == 0xBE ? 0xFFFE : 0xFFFF)
+            }
+            k += 1
+        }
+        return nil
     }
 
     @inline(__always)
@@ -862,7 +893,7 @@ private struct XMLPlistReader: ~Copyable {
     /// The element's text as a String.
     mutating func string(_ t: StartTag) throws -> String {
         if t.selfClosing { return "" }
-        if let r = try content(t) { return text(r.lowerBound, r.upperBound) }
+        if let r = try content(t) { return try text(r.lowerBound, r.upperBound) }
         return try scratch.toString()
     }
 
@@ -986,6 +1017,9 @@ private struct XMLPlistReader: ~Copyable {
         }
         if n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { i = 3 }
         if let bad = firstInvalidUTF8(p, n, from: i) { throw fail("invalid UTF-8", bad) }
+        if let (bad, scalar) = Self.firstNonXMLCharacter(p, n, from: i) {
+            throw fail("\(Self.scalarName(scalar)) is not a character XML 1.0 allows (the writer and plistlib refuse it too)", bad)
+        }
         // Prolog.
         var first = true
         while true {
