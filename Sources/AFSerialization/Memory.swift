@@ -88,3 +88,50 @@ extension AFSError {
         return AFSError(.noMemory, "out of memory: could not allocate \(size) for \(what)", osErrno: ENOMEM)
     }
 }
+
+/// The bound on what decoding a body may build (`ResponseSerializer.maxDecodedBytes`).
+///
+/// A decoded tree is charged `bytesPerValue` for every value (dictionary keys included)
+/// plus the bytes of every string, key and data, with a shared binary-plist object charged
+/// at every place it is referenced (what a caller walking or converting the tree pays).
+/// The default limit is `factor` × the body size + `slack`; a caller may set a lower one.
+/// JSON and XML bodies cannot reach the default (their smallest value takes 2 and 7 bytes
+/// of text); a binary plist whose shared objects expand beyond it is refused.
+public struct DecodeBudget: Sendable {
+    /// What one value is charged (the size of a `Value` and its share of a container).
+    public static let bytesPerValue = 32
+    public static let factor = 64
+    public static let slack = 1 << 20
+
+    /// The default limit for a body of `bodySize` bytes.
+    public static func defaultLimit(bodySize: Int) -> Int {
+        let (m, o) = bodySize.multipliedReportingOverflow(by: factor)
+        return o ? Int.max : m.addingReportingOverflow(slack).overflow ? Int.max : m + slack
+    }
+
+    /// The limit in force: the default for the body, or `max` when that is lower (0: none).
+    public static func limit(bodySize: Int, max: Int) -> Int {
+        let d = defaultLimit(bodySize: bodySize)
+        return max > 0 && max < d ? max : d
+    }
+
+    public let limit: Int
+    public var used = 0
+
+    public init(limit: Int) { self.limit = limit }
+    /// No limit.
+    public static let unlimited = DecodeBudget(limit: Int.max)
+
+    /// Charges `bytes`; false once the total passes the limit.
+    @inlinable @inline(__always)
+    public mutating func charge(_ bytes: Int) -> Bool {
+        let (u, o) = used.addingReportingOverflow(bytes)
+        used = o ? Int.max : u
+        return used <= limit
+    }
+
+    /// "the decoded tree would take more than N bytes (…)".
+    public func exceeded() -> String {
+        "the decoded tree would take more than \(limit) bytes (each value counts \(DecodeBudget.bytesPerValue) bytes plus its text or data, a shared object at every place it is referenced; the limit is \(DecodeBudget.factor) x the body size + 1 MiB unless the response serializer's max_decoded_bytes is lower)"
+    }
+}

@@ -41,13 +41,16 @@ public enum JSONParser {
     /// - Returns: the value.
     /// - Throws: `AFSError` `.invalidJSON` with the byte offset of the problem.
     ///   C: `afs_value_parse_json`, `afs_response_object` with a JSON response serializer.
+    ///   - maxDecodedBytes: the `DecodeBudget` limit (default: none).
     public static func parse(
-        _ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool = true, maxDepth: Int = defaultMaxDepth
+        _ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool = true, maxDepth: Int = defaultMaxDepth,
+        maxDecodedBytes: Int = Int.max
     ) throws -> Value {
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             throw AFSError(.invalidJSON, "no JSON value: the input is empty at byte offset 0")
         }
         var reader = JSONReader(base, bytes.count, maxDepth: maxDepth)
+        reader.budget = DecodeBudget(limit: maxDecodedBytes)
         return try reader.document(allowFragments: allowFragments)
     }
 
@@ -155,6 +158,13 @@ struct JSONReader: ~Copyable {
     var frames = MoveStack<Frame>(capacity: 16)
     /// Unescaped bytes of a string that contains escapes.
     var scratch = ByteWriter(capacity: 256)
+    /// What the tree built so far is charged (values, keys, string bytes).
+    var budget = DecodeBudget.unlimited
+
+    @inline(__always)
+    mutating func charge(_ bytes: Int) throws {
+        if !budget.charge(bytes) { throw error(budget.exceeded(), at: i) }
+    }
     /// The last object built from scratch at each nesting level. The next object there with
     /// the same keys in the same order (records in an array) reuses its key strings while it
     /// is read and starts from a copy of it, sharing its key list and index: each key is
@@ -271,6 +281,7 @@ struct JSONReader: ~Copyable {
             // `v` is complete: hand it to its container, closing containers as they end.
             while frames.count > 0 {
                 let top = frames.base[frames.count &- 1]
+                try charge(DecodeBudget.bytesPerValue)
                 try values.push(v)
                 skipWhitespace()
                 guard i < n else {
@@ -311,6 +322,7 @@ struct JSONReader: ~Copyable {
         guard i < n && p[i] == asciiQuote else {
             throw unexpected(afterComma ? "a string key after ',' (trailing commas are not allowed)" : "a string key or '}'")
         }
+        try charge(DecodeBudget.bytesPerValue)
         let f = frames.count &- 1
         if frames.base[f].matchesShape {
             let j = keys.count &- frames.base[f].keyStart
@@ -544,6 +556,7 @@ struct JSONReader: ~Copyable {
             guard i < n else { throw unterminated(open) }
             let c = p[i]
             if c == asciiQuote {
+                try charge(i &- start)
                 try Memory.probe(i &- start, "a string of \(i &- start) bytes")
                 let s = String(decoding: UnsafeBufferPointer(start: p + start, count: i &- start), as: UTF8.self)
                 i &+= 1
@@ -618,6 +631,7 @@ struct JSONReader: ~Copyable {
             guard i < n else { throw unterminated(open) }
             if c == asciiQuote {
                 i &+= 1
+                try charge(scratch.count)
                 return try scratch.toString()
             }
             if c < 0x20 { throw controlCharacter() }

@@ -34,8 +34,9 @@
 /// bytes than the object area holds (only overlapping objects could make it), so work and
 /// memory stay proportional to the file. A reference cycle is an error, and so is a file
 /// whose tree, with shared objects counted at every place they are referenced, would hold
-/// more than `max(64 × file size, 2^20)` values (a "billion laughs" guard: the decoded
-/// `Value` shares storage, but code walking it would not).
+/// more than the decoding budget allows (`DecodeBudget`: by default 64 × the file size +
+/// 1 MiB, with every value counted as 32 bytes plus its text or data; a "billion laughs"
+/// guard: the decoded `Value` shares storage, but code walking or converting it would not).
 ///
 /// Nesting deeper than `maxDepth` containers is an error in both formats. Both parsers
 /// keep their own stack, so no input can overflow the thread's stack while parsing; a very
@@ -54,16 +55,22 @@ public enum PropertyListReader {
     /// - Throws: `AFSError` `.invalidPlist` with a message that ends "at byte offset N", for
     ///   empty input, malformed XML or binary structure, values out of range, and nesting
     ///   deeper than `maxDepth`. C: `afs_response_serialize` with a plist response serializer.
-    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws -> Value {
+    ///   - maxDecodedBytes: a `DecodeBudget` limit lower than the default (0: the default,
+    ///     64 × the size + 1 MiB).
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth,
+                             maxDecodedBytes: Int = 0) throws -> Value {
         guard let p = bytes.baseAddress, bytes.count > 0 else {
             throw AFSError(.invalidPlist, "empty property list at byte offset 0")
         }
         let n = bytes.count
+        let budget = DecodeBudget(limit: DecodeBudget.limit(bodySize: n, max: maxDecodedBytes))
         if n >= 6, p[0] == 0x62, p[1] == 0x70, p[2] == 0x6C, p[3] == 0x69, p[4] == 0x73, p[5] == 0x74 {  // "bplist"
             var r = BinaryPlistReader(p: p, n: n, maxDepth: maxDepth)
+            r.budget = budget
             return try r.read()
         }
         var r = XMLPlistReader(p: p, n: n, maxDepth: maxDepth)
+        r.budget = budget
         return try r.read()
     }
 
@@ -91,7 +98,9 @@ private struct BinaryPlistReader {
     /// When two objects share an offset: the first object number with each one's offset.
     var alias: [Int]? = nil
     /// Object-area bytes not yet decoded; objects that overlap would drive it below zero.
-    var budget = 0
+    var areaLeft = 0
+    /// The decoded tree's limit (sizes below are charged against it).
+    var budget = DecodeBudget.unlimited
 
     enum ContainerKind { case array, set, dict }
 
@@ -175,7 +184,7 @@ private struct BinaryPlistReader {
             }
             topObject = alias![topObject]
         }
-        budget = tableOffset - 8
+        areaLeft = tableOffset - 8
     }
 
     /// Checks that `length` bytes from `start` lie inside the object area.
@@ -213,8 +222,8 @@ private struct BinaryPlistReader {
     /// spans to `budget`.
     mutating func object(_ obj: Int) throws -> Object {
         let (o, end) = try decode(obj)
-        budget -= end - offsets[obj]
-        guard budget >= 0 else {
+        areaLeft -= end - offsets[obj]
+        guard areaLeft >= 0 else {
             throw fail("objects overlap: decoding them needs more than the \(tableOffset - 8) bytes they occupy", offsets[obj])
         }
         return o
@@ -332,7 +341,17 @@ private struct BinaryPlistReader {
 
     mutating func read() throws -> Value {
         try readTrailer()
-        let limit = Swift.max(n.multipliedReportingOverflow(by: 64).partialValue, 1 << 20)
+        let limit = budget.limit
+        let unit = DecodeBudget.bytesPerValue
+        try Memory.probe(objectCount, of: (Value, Int, UInt8).self, "the table of \(objectCount) objects")
+        /// What a decoded scalar is charged: one value plus its text or data.
+        func cost(_ v: Value) -> Int {
+            switch v {
+            case .string(let s): return unit + s.utf8.count
+            case .data(let d): return unit + d.count
+            default: return unit
+            }
+        }
         // 0: not seen, 1: being filled (on the stack), 2: decoded (in `cache`).
         var state = [UInt8](repeating: 0, count: objectCount)
         var cache = [Value](repeating: .null, count: objectCount)
@@ -349,16 +368,17 @@ private struct BinaryPlistReader {
                 case .scalar(let v):
                     state[r] = 2
                     cache[r] = v
-                    sizes[r] = 1
-                    return (v, 1)
+                    sizes[r] = cost(v)
+                    return (v, sizes[r])
                 case .container(let kind, let refsAt, let count):
                     guard frames.count < maxDepth else {
                         throw fail("containers nested deeper than \(maxDepth) levels", offsets[r])
                     }
                     state[r] = 1
                     var f = Frame(object: r, kind: kind, refsAt: refsAt, count: count)
-                    f.items.reserveCapacity(count)
-                    if kind == .dict { f.keys.reserveCapacity(count) }
+                    f.size = unit
+                    try f.items.checkedReserve(count, "a container of \(count) members")
+                    if kind == .dict { try f.keys.checkedReserve(count, "a dictionary of \(count) keys") }
                     frames.append(f)
                     return nil
                 }
@@ -371,7 +391,7 @@ private struct BinaryPlistReader {
             if state[r] == 0, case .scalar(let v) = try object(r), case .string(let s) = v {
                 state[r] = 2
                 cache[r] = v
-                sizes[r] = 1
+                sizes[r] = cost(v)
                 return s
             }
             throw fail("dictionary key (object \(r)) is not a string", at)
@@ -382,7 +402,7 @@ private struct BinaryPlistReader {
             frames[f].items.append(v)
             frames[f].size += size
             if frames[f].size > limit {
-                throw fail("the tree expands to more than \(limit) values through shared objects", offsets[frames[f].object])
+                throw fail(budget.exceeded(), offsets[frames[f].object])
             }
         }
 
@@ -396,7 +416,9 @@ private struct BinaryPlistReader {
                 let at = frames[f].refsAt + idx * refSize
                 let r = try reference(at)
                 if frames[f].kind == .dict && idx < frames[f].count {
-                    frames[f].keys.append(try key(r, at: at))
+                    let k = try key(r, at: at)
+                    frames[f].keys.append(k)
+                    frames[f].size += unit + k.utf8.count
                     continue
                 }
                 if let (v, size) = try begin(r) { try add(v, size: size) }
@@ -527,6 +549,8 @@ private struct XMLPlistReader: ~Copyable {
     var i = 0
     /// Text of the current element when it needed decoding (entities, CDATA, comments).
     var scratch = ByteWriter(capacity: 256)
+    /// The decoded tree's limit.
+    var budget = DecodeBudget.unlimited
 
     enum Tag: Equatable {
         case plist, dict, array, key, string, integer, real, date, data, `true`, `false`
@@ -1085,7 +1109,9 @@ private struct XMLPlistReader: ~Copyable {
             case .key:
                 guard let last = stack.indices.last, stack[last].isDict else { throw fail("<key> outside a dictionary", t.at) }
                 guard stack[last].key == nil else { throw fail("two <key>s in a row", t.at) }
-                stack[last].key = try string(t)
+                let k = try string(t)
+                if !budget.charge(DecodeBudget.bytesPerValue + k.utf8.count) { throw fail(budget.exceeded(), t.at) }
+                stack[last].key = k
             case .string:
                 produced = .string(try string(t))
             case .integer:
@@ -1117,13 +1143,16 @@ private struct XMLPlistReader: ~Copyable {
             while true {
                 if let v = produced {
                     produced = nil
+                    var c = DecodeBudget.bytesPerValue
+                    if case .string(let s) = v { c += s.utf8.count } else if case .data(let d) = v { c += d.count }
+                    if !budget.charge(c) { throw fail(budget.exceeded(), i) }
                     guard !stack.isEmpty else { return v }
                     let top = stack.count - 1
                     if stack[top].isDict {
                         stack[top].dict[stack[top].key!] = v
                         stack[top].key = nil
                     } else {
-                        stack[top].items.append(v)
+                        try stack[top].items.checkedAppend(v, "an array")
                     }
                 }
                 try skipMisc()
