@@ -796,6 +796,19 @@ AFS_API afs_status afs_response_serializer_set_acceptable_content_types(afs_resp
  *  stored by all; on a compound serializer, set on every member. */
 AFS_API void afs_response_serializer_set_removes_keys_with_null_values(afs_response_serializer *rs, bool on);
 
+/**
+ * Lowers the limit on what decoding a JSON or property-list body may build (not
+ * AFNetworking's; a guard for hosts). A decoded tree is charged 32 bytes per value
+ * (dictionary keys included) plus the bytes of every string, key and data, a shared
+ * binary-plist object at every place it is referenced. The limit is 64 x the body size +
+ * 1 MiB (JSON and XML bodies never reach it; a binary plist whose shared objects expand
+ * beyond it is refused), or max_bytes when that is lower; 0 restores the default.
+ * Beyond the limit afs_response_object fails with AFS_E_INVALID_JSON or
+ * AFS_E_INVALID_PLIST, "the decoded tree would take more than N bytes …". On a compound
+ * serializer, sets it on every member. A NULL or wrong handle is ignored.
+ */
+AFS_API void afs_response_serializer_set_max_decoded_bytes(afs_response_serializer *rs, uint64_t max_bytes);
+
 /** NSJSONReadingOptions. 1 (mutable containers) and 2 (mutable leaves) are accepted and
  *  change nothing: decoded values are always new trees. */
 enum { AFS_JSON_READING_FRAGMENTS_ALLOWED = 4 /**< a scalar at the top level */ };

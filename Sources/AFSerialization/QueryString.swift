@@ -75,30 +75,41 @@ public enum QueryString {
             throw AFSError.invalidArgument("the parameters must be a dictionary to make a query string, not \(params.kind.article)")
         }
         var name = ByteWriter(capacity: 128)
-        try walkDict(top, name: &name, nested: false, style: style, body)
+        try walkDict(top, name: &name, nested: false, style: style, depth: 1, body)
     }
 
     private static func walkDict(
-        _ d: ValueDict, name: inout ByteWriter, nested: Bool, style: QueryStyle,
+        _ d: ValueDict, name: inout ByteWriter, nested: Bool, style: QueryStyle, depth: Int,
         _ body: (UnsafeBufferPointer<UInt8>, Value) throws -> Void
     ) throws {
         let mark = name.count
-        for i in sortedKeyOrder(d) {
+        for i in try sortedKeyOrder(d) {
             if nested { name.append(UInt8(ascii: "[")) }
             name.append(d.keys[i])
             if nested { name.append(UInt8(ascii: "]")) }
-            try walk(d.values[i], name: &name, style: style, body)
+            try walk(d.values[i], name: &name, style: style, depth: depth + 1, body)
             name.truncate(to: mark)
         }
     }
 
     private static func walk(
-        _ v: Value, name: inout ByteWriter, style: QueryStyle,
+        _ v: Value, name: inout ByteWriter, style: QueryStyle, depth: Int,
+        _ body: (UnsafeBufferPointer<UInt8>, Value) throws -> Void
+    ) throws {
+        if depth == LargeStack.hopDepth && v.isContainer {  // deeper levels run on a large stack
+            try LargeStack.run { try walkHere(v, name: &name, style: style, depth: depth, body) }
+            return
+        }
+        try walkHere(v, name: &name, style: style, depth: depth, body)
+    }
+
+    private static func walkHere(
+        _ v: Value, name: inout ByteWriter, style: QueryStyle, depth: Int,
         _ body: (UnsafeBufferPointer<UInt8>, Value) throws -> Void
     ) throws {
         switch v {
         case .dict(let d):
-            try walkDict(d, name: &name, nested: true, style: style, body)
+            try walkDict(d, name: &name, nested: true, style: style, depth: depth, body)
         case .array(let a):
             let mark = name.count
             for (i, e) in a.enumerated() {
@@ -110,18 +121,19 @@ public enum QueryString {
                     name.appendDecimal(Int64(i))
                     name.append(UInt8(ascii: "]"))
                 }
-                try walk(e, name: &name, style: style, body)
+                try walk(e, name: &name, style: style, depth: depth + 1, body)
                 name.truncate(to: mark)
             }
         case .set(let s):
-            for m in try setOrder(s, style: style) { try walk(m, name: &name, style: style, body) }
+            for m in try setOrder(s, style: style) { try walk(m, name: &name, style: style, depth: depth + 1, body) }
         default:
             try name.withBytes { try body($0, v) }
         }
     }
 
     /// Indices of `d.keys` in ascending Unicode-scalar order.
-    static func sortedKeyOrder(_ d: ValueDict) -> [Int] {
+    static func sortedKeyOrder(_ d: ValueDict) throws(AFSError) -> [Int] {
+        try Memory.probe(d.count, of: Int.self, "the key order of a dictionary of \(d.count) keys")
         var order = Array(d.keys.indices)
         let keys = d.keys
         order.sort { utf8Less(keys[$0], keys[$1]) }

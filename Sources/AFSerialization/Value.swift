@@ -71,14 +71,8 @@ extension Value {
     public static let maxDepth = 512
 
     /// Scalars 0, a container 1 + the depth of its deepest member (an empty one 1).
-    public var nestingDepth: Int {
-        switch self {
-        case .array(let a): return 1 + (a.lazy.map(\.nestingDepth).max() ?? 0)
-        case .set(let s): return 1 + (s.members.lazy.map(\.nestingDepth).max() ?? 0)
-        case .dict(let d): return 1 + (d.values.lazy.map(\.nestingDepth).max() ?? 0)
-        default: return 0
-        }
-    }
+    /// Iterative (see `nestingDepth(cappedAt:)`): any depth on any thread stack.
+    public var nestingDepth: Int { nestingDepth(cappedAt: Int.max) }
 }
 
 // MARK: - Building trees in place

@@ -65,6 +65,13 @@ final class ValueHandle: Handle {
         self.value = value
         self.knownDepth = depth
     }
+    /// A deep tree is released on a large stack (the caller's may be small). A borrowed
+    /// member shares its tree with its parent, which releases it.
+    deinit {
+        if isBorrowed { return }
+        if let d = knownDepth, d < LargeStack.hopDepth { return }
+        Value.releaseDeep(&value)
+    }
     override class var cName: String { "afs_value" }
 
     /// The borrowed handle of member `i` (a dictionary's value, an array's element, a set's

@@ -99,6 +99,11 @@ public func afs_response_serializer_set_removes_keys_with_null_values(_ rs: Opaq
     peek(rs, ResponseSerializerHandle.self)?.state.withLock { $0.setRemovesKeysWithNullValues(on) }
 }
 
+@_cdecl("afs_response_serializer_set_max_decoded_bytes")
+public func afs_response_serializer_set_max_decoded_bytes(_ rs: OpaquePointer?, _ maxBytes: UInt64) {
+    peek(rs, ResponseSerializerHandle.self)?.state.withLock { $0.setMaxDecodedBytes(Int(clamping: maxBytes)) }
+}
+
 @_cdecl("afs_response_serializer_set_json_reading_options")
 public func afs_response_serializer_set_json_reading_options(_ rs: OpaquePointer?, _ options: UInt32,
                                                              _ err: UnsafeMutableRawPointer?) -> Int32 {

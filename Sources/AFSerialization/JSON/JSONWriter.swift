@@ -154,9 +154,17 @@ extension JSONWriter {
                 out.append("null" as StaticString)
             case .dict(let d):
                 guard depth < JSONWriter.maxDepth else { throw JSONWriteFailure.tooDeep() }
+                if depth == LargeStack.hopDepth {  // deeper levels run on a large stack
+                    try LargeStack.run(&out) { (out) throws(JSONWriteFailure) in try dict(keys: d.keys, values: d.values, depth: depth, to: &out) }
+                    return
+                }
                 try dict(keys: d.keys, values: d.values, depth: depth, to: &out)
             case .array(let a):
                 guard depth < JSONWriter.maxDepth else { throw JSONWriteFailure.tooDeep() }
+                if depth == LargeStack.hopDepth {
+                    try LargeStack.run(&out) { (out) throws(JSONWriteFailure) in try array(a, depth: depth, to: &out) }
+                    return
+                }
                 try array(a, depth: depth, to: &out)
             case .set:
                 throw JSONWriteFailure(what: "a set")

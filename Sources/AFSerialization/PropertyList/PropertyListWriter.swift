@@ -89,6 +89,7 @@ public enum PropertyListWriter {
             }
         } catch {
             out.recover(to: start)
+            if let e = error.noMemory { throw e }
             throw AFSError(.invalidPlist, "\(invalidParametersMessage) (\(error.what) at \(error.pathText())\(error.hint))")
         }
         try out.check("the property list", recoveringTo: start)
@@ -107,6 +108,18 @@ struct PlistWriteFailure: Error {
     var what: String
     var hint: String = ""
     var path: [Step] = []
+    /// Set when the writer ran out of memory (reported as that, not as invalid input).
+    var noMemory: AFSError? = nil
+
+    init(what: String, hint: String = "") {
+        self.what = what
+        self.hint = hint
+    }
+
+    init(noMemory: AFSError) {
+        self.what = "out of memory"
+        self.noMemory = noMemory
+    }
 
     static let null = PlistWriteFailure(what: "null")
     static let set = PlistWriteFailure(what: "a set", hint: ": use an array")
@@ -187,6 +200,14 @@ private enum XMLEmitter {
     /// Writes `value` as one element whose tag starts at the current position (the caller
     /// wrote the indentation), ending with a newline; nested lines are indented by `indent`.
     static func element(_ value: Value, indent: Int, to out: inout ByteWriter) throws(PlistWriteFailure) {
+        if indent == LargeStack.hopDepth && value.isContainer {  // deeper levels run on a large stack
+            try LargeStack.run(&out) { (out) throws(PlistWriteFailure) in try elementHere(value, indent: indent, to: &out) }
+            return
+        }
+        try elementHere(value, indent: indent, to: &out)
+    }
+
+    static func elementHere(_ value: Value, indent: Int, to out: inout ByteWriter) throws(PlistWriteFailure) {
         switch value {
         case .string(let s):
             out.append("<string>" as StaticString)
@@ -390,11 +411,23 @@ private struct BinaryEmitter {
 
     /// Numbers `value` and everything under it; returns its object number.
     mutating func flatten(_ value: Value, depth: Int = 0) throws(PlistWriteFailure) -> Int {
+        if depth == LargeStack.hopDepth && value.isContainer {  // deeper levels run on a large stack
+            var r: Result<Int, PlistWriteFailure> = .failure(PlistWriteFailure(noMemory: LargeStack.noStack()))
+            _ = LargeStack.run {
+                do throws(PlistWriteFailure) { r = .success(try flattenHere(value, depth: depth)) } catch { r = .failure(error) }
+            }
+            return try r.get()
+        }
+        return try flattenHere(value, depth: depth)
+    }
+
+    mutating func flattenHere(_ value: Value, depth: Int) throws(PlistWriteFailure) -> Int {
         switch value {
         case .array(let items):
             guard depth < PropertyListWriter.maxDepth else { throw .tooDeep }
             let me = objects.count
             let start = refs.count
+            try grow(items.count)
             objects.append(.array(refsStart: start, count: items.count))
             refs.append(contentsOf: repeatElement(0, count: items.count))
             for (i, item) in items.enumerated() {
@@ -412,10 +445,11 @@ private struct BinaryEmitter {
             let me = objects.count
             let start = refs.count
             let n = d.count
+            try grow(2 * n)
             objects.append(.dict(refsStart: start, count: n))
             refs.append(contentsOf: repeatElement(0, count: 2 * n))
             let keys = d.keys
-            for (i, k) in keys.enumerated() { refs[start + i] = scalarObject(.string(k)) }
+            for (i, k) in keys.enumerated() { refs[start + i] = try scalarObject(.string(k)) }
             for (i, v) in d.values.enumerated() {
                 do {
                     refs[start + n + i] = try flatten(v, depth: depth + 1)
@@ -429,15 +463,26 @@ private struct BinaryEmitter {
         case .null: throw .null
         case .set: throw .set
         case .string, .int, .double, .bool, .data:
-            return scalarObject(value)
+            return try scalarObject(value)
+        }
+    }
+
+    /// Makes room for one more object and `n` more references, checked (`.noMemory`).
+    mutating func grow(_ n: Int) throws(PlistWriteFailure) {
+        do throws(AFSError) {
+            if objects.count == objects.capacity { try objects.checkedReserve(Swift.max(16, 2 * objects.capacity) + n, "the property list's object table") }
+            if refs.count + n > refs.capacity { try refs.checkedReserve(Swift.max(2 * refs.capacity, refs.count + n), "the property list's references") }
+        } catch {
+            throw PlistWriteFailure(noMemory: error)
         }
     }
 
     /// The object number of a scalar, shared with every equal scalar written before.
-    mutating func scalarObject(_ v: Value) -> Int {
+    mutating func scalarObject(_ v: Value) throws(PlistWriteFailure) -> Int {
         let h = unique.hash(v)
         if let n = unique.find(v, hash: h, in: objects) { return n }
         let n = objects.count
+        try grow(0)
         objects.append(.scalar(v))
         unique.insert(n, hash: h)
         return n
@@ -457,6 +502,10 @@ private struct BinaryEmitter {
         let base = out.count
         out.append("bplist00" as StaticString)
         let refSize = Self.sizeFor(objects.count)
+        guard (try? Memory.probe(objects.count, of: Int.self, "")) != nil else {
+            out.markFailed(objects.count * MemoryLayout<Int>.stride)
+            return
+        }
         var offsets = [Int](repeating: 0, count: objects.count)
         for (i, object) in objects.enumerated() {
             offsets[i] = out.count - base

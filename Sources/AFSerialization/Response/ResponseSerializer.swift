@@ -277,7 +277,7 @@ public struct ResponseSerializer: Sendable {
             if body.count == 1 && body[0] == 0x20 { return nil }
             var v = try ResponseSerializer.parseJSON(body, allowFragments: jsonReadingOptions.contains(.fragmentsAllowed),
                                                      maxDecodedBytes: DecodeBudget.limit(bodySize: body.count, max: maxDecodedBytes))
-            if removesKeysWithNullValues, let stripped = ResponseSerializer.removingNulls(v) { v = stripped }
+            if removesKeysWithNullValues, let stripped = try ResponseSerializer.removingNulls(v) { v = stripped }
             return v
         case .propertyList:
             if body.count == 1 && body[0] == 0x20 { return nil }
@@ -306,7 +306,16 @@ public struct ResponseSerializer: Sendable {
     /// recursively (sets and scalars are kept as they are). nil when nothing changes, so an
     /// untouched subtree is shared, not rebuilt. The readers limit nesting to 512 levels,
     /// which bounds the recursion.
-    public static func removingNulls(_ v: Value) -> Value? {
+    /// - Throws: `AFSError` `.noMemory` when a tree nested 32 levels or more cannot get its
+    ///   large stack (see `LargeStack`).
+    public static func removingNulls(_ v: Value, depth: Int = 0) throws -> Value? {
+        if depth == LargeStack.hopDepth && v.isContainer {
+            return try LargeStack.run { try removingNullsHere(v, depth: depth) }
+        }
+        return try removingNullsHere(v, depth: depth)
+    }
+
+    static func removingNullsHere(_ v: Value, depth: Int) throws -> Value? {
         switch v {
         case .array(let a):
             var out: [Value]? = nil
@@ -315,7 +324,7 @@ public struct ResponseSerializer: Sendable {
                     if out == nil { out = Array(a[..<i]) }
                     continue
                 }
-                if let y = removingNulls(x) {
+                if let y = try removingNulls(x, depth: depth + 1) {
                     if out == nil { out = Array(a[..<i]) }
                     out!.append(y)
                 } else {
@@ -331,7 +340,7 @@ public struct ResponseSerializer: Sendable {
                     if !changed { changed = true; pairs = Array(zip(d.keys[..<i], d.values[..<i])) }
                     continue
                 }
-                if let y = removingNulls(x) {
+                if let y = try removingNulls(x, depth: depth + 1) {
                     if !changed { changed = true; pairs = Array(zip(d.keys[..<i], d.values[..<i])) }
                     pairs.append((k, y))
                 } else if changed {

@@ -295,6 +295,8 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
      [c_response_serializer_p, c_char_pp, c_size_t, _E], _STATUS),
     ("afs_response_serializer_set_removes_keys_with_null_values", None,
      [c_response_serializer_p, c_bool], None),
+    ("afs_response_serializer_set_max_decoded_bytes", None,
+     [c_response_serializer_p, c_uint64], None),
     ("afs_response_serializer_set_json_reading_options", c_int,
      [c_response_serializer_p, c_uint, _E], _STATUS),
     ("afs_response_validate", c_int,
