@@ -683,6 +683,19 @@ typedef void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total);
  *  decreases except after a rewind or seek; the last call before the end is
  *  (total, total). NULL fn removes the callback; NULL bs is ignored. */
 AFS_API void afs_body_stream_set_progress(afs_body_stream *bs, afs_progress_fn fn, void *ctx);
+/** Progress that can cancel: return 0 to go on, nonzero to cancel. */
+typedef int (*afs_progress_cancel_fn)(void *ctx, uint64_t sent, uint64_t total);
+/**
+ * Calls `fn(ctx, sent, total)` after every successful read or write (after the
+ * afs_progress_fn, if both are set); a nonzero return cancels:
+ * afs_body_stream_write_to_fd stops at once (`written` and the position count what was
+ * written), and afs_body_stream_read returns the bytes of the call that was cancelled and
+ * fails the next one. Either way the error is AFS_E_IO with os_errno ECANCELED,
+ * "cancelled by the progress callback at byte N of TOTAL", sticky until a rewind or seek.
+ * Writes to a descriptor report at least every 1 MiB (kernel copies and memory parts are
+ * written in steps of at most 1 MiB). NULL fn removes the callback; NULL bs is ignored.
+ */
+AFS_API void afs_body_stream_set_progress_cancel(afs_body_stream *bs, afs_progress_cancel_fn fn, void *ctx);
 
 /* <<< MULTIPART SECTIONS (7, 8) <<< */
 

@@ -100,3 +100,15 @@ public func afs_body_stream_set_progress(_ bs: OpaquePointer?, _ fn: afs_progres
     }
     s.progress = { sent, total in fn(ctx, sent, total) }
 }
+
+public typealias afs_progress_cancel_fn = @convention(c) (UnsafeMutableRawPointer?, UInt64, UInt64) -> Int32
+
+@_cdecl("afs_body_stream_set_progress_cancel")
+public func afs_body_stream_set_progress_cancel(_ bs: OpaquePointer?, _ fn: afs_progress_cancel_fn?, _ ctx: UnsafeMutableRawPointer?) {
+    guard let s = peek(bs, BodyStreamHandle.self)?.stream else { return }
+    guard let fn = fn else {
+        s.shouldCancel = nil
+        return
+    }
+    s.shouldCancel = { sent, total in fn(ctx, sent, total) != 0 }
+}

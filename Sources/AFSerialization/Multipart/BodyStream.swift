@@ -72,6 +72,25 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// Called after every successful read or write with (bytes delivered so far, total).
     /// C: `afs_body_stream_set_progress`.
     @exclusivity(unchecked) public var progress: ((UInt64, UInt64) -> Void)?
+    /// Called like `progress` (after it); returning true cancels: `write(to:)` stops at
+    /// once and a read's bytes are delivered but the next read fails, both with `.io`,
+    /// `ECANCELED`, "cancelled by the progress callback …", sticky until `rewind`/`seek`.
+    /// C: `afs_body_stream_set_progress_cancel`.
+    @exclusivity(unchecked) public var shouldCancel: ((UInt64, UInt64) -> Bool)?
+
+    /// Kernel copies and in-memory writes move at most this much per step, so progress (and
+    /// a chance to cancel) comes at least every 1 MiB.
+    public static let writeStep = 1 << 20
+
+    /// Reports progress; true when the caller cancelled (the sticky error is then set).
+    @inline(__always)
+    func report() -> Bool {
+        progress?(position, layout.contentLength)
+        guard let c = shouldCancel, c(position, layout.contentLength) else { return false }
+        error = AFSError(.io, "cancelled by the progress callback at byte \(position) of \(layout.contentLength)", osErrno: ECANCELED)
+        closeFile()
+        return true
+    }
 
     @exclusivity(unchecked) public private(set) var isOpen = false
     @exclusivity(unchecked) public private(set) var isClosed = false
@@ -188,7 +207,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
         }
         if n > 0 {
             position += UInt64(n)
-            progress?(position, layout.contentLength)
+            if report() { return n }  // these bytes are delivered; the next read fails
             if delay > 0 { MultipartBodyStream.sleep(delay) }
         }
         return n
@@ -517,7 +536,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
         var kernelPart = -1
         while phase != .end {
             let part = parts[partIndex]
-            let chunk = packetSize
+            let chunk = Swift.min(packetSize, MultipartBodyStream.writeStep)
             var did = 0
             switch (phase, part.source) {
             case (.body, .file):
@@ -531,7 +550,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                     continue
                 }
                 if self.fd < 0 { try source { try openFile(part) } }
-                let want = Int(Swift.min(part.length - offset, UInt64(Swift.min(chunk, 1 << 30))))
+                let want = Int(Swift.min(part.length - offset, UInt64(chunk)))
                 if kernel {
                     let r = kernelCopy(to: out, regular: regular, want)
                     if r > 0 {
@@ -583,7 +602,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
             if did > 0 {
                 position += UInt64(did)
                 written += UInt64(did)
-                progress?(position, layout.contentLength)
+                if report(), let e = error { throw e }
                 if delay > 0 { MultipartBodyStream.sleep(delay) }
             }
         }
