@@ -52,8 +52,12 @@ public enum Memory {
     @usableFromInline
     static func probeSlow(_ bytes: Int, _ what: String) throws(AFSError) {
         guard let p = afsMalloc(bytes) else { throw AFSError.noMemory(what, bytes: bytes) }
+        probeSink = p  // observable: the optimizer may not drop the malloc/free pair
         free(p)
     }
+
+    /// The last probe's block (freed; never read): keeps the probe's allocation real.
+    nonisolated(unsafe) static var probeSink: UnsafeMutableRawPointer?
 
     /// `probe` for `count` elements of `T` (an overflowing size fails).
     @inlinable
@@ -73,10 +77,11 @@ extension Array {
         reserveCapacity(n)
     }
 
-    /// `append(x)`, probing first when the array is about to grow its storage (which doubles).
+    /// `append(x)`; when the storage is full it is doubled through `checkedReserve` (the
+    /// probed size is the size allocated).
     @inlinable
     public mutating func checkedAppend(_ x: Element, _ what: @autoclosure () -> String) throws(AFSError) {
-        if count == capacity { try Memory.probe(Swift.max(2 * capacity, 16), of: Element.self, what()) }
+        if count == capacity { try checkedReserve(Swift.max(2 * capacity, 16), what()) }
         append(x)
     }
 }
