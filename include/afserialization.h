@@ -114,6 +114,26 @@ typedef struct afs_error {
  *  Static storage. */
 AFS_API const char *afs_status_name(afs_status status);
 
+/*
+ * Out of memory (AFS_E_NO_MEMORY). Every allocation whose size grows with the input is
+ * checked: output buffers (bodies, query strings, escaped and returned strings), copies
+ * of part bodies and header blocks, parser stacks, and the arrays, strings and tables
+ * built while decoding or writing (their size is asked of malloc first). When one fails
+ * the call returns AFS_E_NO_MEMORY, os_errno ENOMEM, "out of memory: could not allocate N
+ * bytes for WHAT", and nothing is half-done: no handle is created, a form or value is as
+ * it was before the call, a body stream can be read again. The small fixed allocations of
+ * the Swift runtime itself (objects of a few dozen bytes, short strings and arrays below
+ * 16 KiB, type metadata, a thread's first use of the runtime) are not checked: when one of
+ * those fails the process stops, as any Swift or C++ program does. Decoding is bounded
+ * (afs_response_serializer_set_max_decoded_bytes), so a response cannot make the library
+ * allocate many times its size.
+ *
+ * Deep trees and small stacks: writing, walking and freeing trees nested 32 levels or
+ * more continues on a thread the library starts with an 8 MiB stack (and joins before
+ * returning), so a caller's thread with a 64 KiB stack can handle the 512-level limit;
+ * when that thread cannot be started, the call returns AFS_E_NO_MEMORY.
+ */
+
 /* ===================================================================================== */
 /* 3. Values                                                                            */
 /* ===================================================================================== */
