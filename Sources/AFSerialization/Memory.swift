@@ -24,17 +24,23 @@ import Darwin
 // them a response can cause.
 
 /// `malloc(n)` through `realloc`, so that fault injection can fail it. nil when out of memory.
-@inlinable
 public func afsMalloc(_ n: Int) -> UnsafeMutableRawPointer? {
     guard n >= 0 else { return nil }
-    return realloc(nil, Swift.max(n, 1))
+    return checkedRealloc(nil, Swift.max(n, 1))
 }
 
 /// `realloc(p, n)`; nil when out of memory (`p` is then still valid).
-@inlinable
 public func afsRealloc(_ p: UnsafeMutableRawPointer?, _ n: Int) -> UnsafeMutableRawPointer? {
     guard n >= 0 else { return nil }
-    return realloc(p, Swift.max(n, 1))
+    return checkedRealloc(p, Swift.max(n, 1))
+}
+
+/// `realloc`, called through a variable so that the compiler keeps every call a call to
+/// `realloc` (it would turn `realloc(NULL, n)` into `malloc(n)`, and drop a probe's
+/// malloc/free pair): the fault shim counts exactly these calls. Public only so that the
+/// optimizer cannot prove it constant; not API.
+public nonisolated(unsafe) var checkedRealloc: @convention(c) (UnsafeMutableRawPointer?, Int) -> UnsafeMutableRawPointer? = { p, n in
+    realloc(p, n)
 }
 
 public enum Memory {

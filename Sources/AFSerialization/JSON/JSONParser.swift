@@ -128,11 +128,44 @@ struct MoveStack<Element>: ~Copyable {
         guard n > 0 else { return [] }
         try Memory.probe(n, of: Element.self, "an array of \(n) values")
         let a = [Element](unsafeUninitializedCapacity: n) { buffer, initialized in
-            buffer.baseAddress!.moveInitialize(from: base + start, count: n)
+            if n &* MemoryLayout<Element>.stride < MoveStack.releaseAbove {
+                buffer.baseAddress!.moveInitialize(from: base + start, count: n)
+            } else {
+                moveReleasing(into: buffer.baseAddress!, from: start, count: n)
+            }
             initialized = n
         }
         count = start
         return a
+    }
+
+    /// Moves of more than this many bytes give the stack's emptied pages back as they go.
+    static var releaseAbove: Int { 8 << 20 }
+
+    /// Moves `n` elements from `start` into `dst` from the top down, 1 MiB at a time, and
+    /// returns each emptied stretch of whole pages to the OS (`MADV_DONTNEED`; they come
+    /// back zeroed when the stack grows again): a large array then costs its own size, not
+    /// twice it, at its peak (a 16 MB `[1,1,…]` would otherwise hold 256 MB of stack and
+    /// 256 MB of array at once).
+    mutating func moveReleasing(into dst: UnsafeMutablePointer<Element>, from start: Int, count n: Int) {
+        let stride = MemoryLayout<Element>.stride
+        let step = Swift.max(1, (1 << 20) / stride)
+        let page = 4096
+        var left = n
+        var end = Int(bitPattern: base + start + n)  // the stack's used end, as an address
+        while left > 0 {
+            let k = Swift.min(step, left)
+            left -= k
+            (dst + left).moveInitialize(from: base + start + left, count: k)
+            #if os(Linux)
+            let lo = (Int(bitPattern: base + start + left) + page - 1) & ~(page - 1)
+            let hi = end & ~(page - 1)
+            if hi > lo, let p = UnsafeMutableRawPointer(bitPattern: lo) {
+                _ = madvise(p, hi - lo, 4 /* MADV_DONTNEED */)
+                end = lo
+            }
+            #endif
+        }
     }
 }
 
