@@ -315,14 +315,29 @@ public struct ValueSet: Sendable, Equatable {
     public var count: Int { members.count }
 
     /// Adds `value` unless an equal member is there. Returns whether it was added.
+    /// Hashing and comparing walk the member's tree: a member nested 32 levels or more is
+    /// inserted on a large stack (see `LargeStack`).
     @discardableResult
     public mutating func insert(_ value: Value) -> Bool {
-        guard index.insert(value).inserted else { return false }
+        if value.isContainer && value.isNested(atLeast: LargeStack.hopDepth) {
+            var inserted = false
+            let ok = LargeStack.run { inserted = index.insert(value).inserted }
+            if !ok { inserted = index.insert(value).inserted }  // no thread: try on this stack
+            guard inserted else { return false }
+        } else {
+            guard index.insert(value).inserted else { return false }
+        }
         members.append(value)
         return true
     }
 
-    public func contains(_ value: Value) -> Bool { index.contains(value) }
+    public func contains(_ value: Value) -> Bool {
+        if value.isContainer && value.isNested(atLeast: LargeStack.hopDepth) {
+            var found = false
+            if LargeStack.run({ found = index.contains(value) }) { return found }
+        }
+        return index.contains(value)
+    }
 
     public static func == (a: ValueSet, b: ValueSet) -> Bool { a.index == b.index }
 }

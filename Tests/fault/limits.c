@@ -351,7 +351,32 @@ static void *small_stack_work(void *arg) {
     json[2 * DEPTH] = 0;
     afs_value *v = afs_value_parse_json(json, AFS_NTS, &e);
     if (!v) note("parse: %s", e.message);
+    /* the parsed tree as a set member (hashing walks it) */
+    afs_value *set = afs_value_new_set();
+    if (v && afs_value_append(set, v, &e) != AFS_OK) note("set append: %s", e.message);
+    else v = NULL;
+    afs_value_free(set);
     afs_value_free(v);
+    /* a complete 511-level array inside an array, then garbage: the parser drops the
+     * finished subtree on the way out */
+    static char bad[2 * DEPTH + 8];
+    bad[0] = '[';
+    for (int i = 0; i < DEPTH - 1; i++) { bad[1 + i] = '['; bad[2 * DEPTH - 2 - i] = ']'; }
+    memcpy(bad + 2 * DEPTH - 1, ",x", 3);
+    v = afs_value_parse_json(bad, AFS_NTS, &e);
+    if (v || e.code != AFS_E_INVALID_JSON) note("bad deep JSON: %s", v ? "accepted" : afs_status_name(e.code));
+    afs_value_free(v);
+    /* the same as a plist response: the reader drops the finished subtree */
+    static char badxml[32 * DEPTH];
+    size_t k = (size_t)sprintf(badxml, "<plist><array>");
+    for (int i = 0; i < DEPTH - 2; i++) k += (size_t)sprintf(badxml + k, "<array>");
+    for (int i = 0; i < DEPTH - 2; i++) k += (size_t)sprintf(badxml + k, "</array>");
+    k += (size_t)sprintf(badxml + k, "<oops/></array></plist>");
+    afs_response_serializer *prs = afs_response_serializer_new(AFS_RESPONSE_PLIST);
+    afs_value *pv = NULL;
+    if (afs_response_object(prs, 200, "application/x-plist", badxml, k, &pv, &e) != AFS_E_INVALID_PLIST) note("bad deep plist accepted");
+    afs_value_free(pv);
+    afs_response_serializer_free(prs);
     cur->status = AFS_OK;
     return NULL;
 }

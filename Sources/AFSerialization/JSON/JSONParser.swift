@@ -51,7 +51,12 @@ public enum JSONParser {
         }
         var reader = JSONReader(base, bytes.count, maxDepth: maxDepth)
         reader.budget = DecodeBudget(limit: maxDecodedBytes)
-        return try reader.document(allowFragments: allowFragments)
+        do {
+            return try reader.document(allowFragments: allowFragments)
+        } catch {
+            reader.releaseDeep()
+            throw error
+        }
     }
 
     /// Parses one JSON document from bytes (see `parse(_:allowFragments:maxDepth:)`).
@@ -193,6 +198,21 @@ struct JSONReader: ~Copyable {
     var scratch = ByteWriter(capacity: 256)
     /// What the tree built so far is charged (values, keys, string bytes).
     var budget = DecodeBudget.unlimited
+
+    /// After a failure: releases the finished subtrees still held (members of open
+    /// containers, the last object of each level) without deep recursion on this stack.
+    mutating func releaseDeep() {
+        while values.count > 0 {
+            values.count &-= 1
+            var v = (values.base + values.count).move()
+            Value.releaseDeep(&v)
+        }
+        for i in shapes.indices {
+            var d = Value.dict(shapes[i])
+            shapes[i] = ValueDict()
+            Value.releaseDeep(&d)
+        }
+    }
 
     @inline(__always)
     mutating func charge(_ bytes: Int) throws {

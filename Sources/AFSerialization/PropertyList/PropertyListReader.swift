@@ -357,6 +357,19 @@ private struct BinaryPlistReader {
         var cache = [Value](repeating: .null, count: objectCount)
         var sizes = [Int](repeating: 0, count: objectCount)
         var frames: [Frame] = []
+        // The decoded objects are shared with the result; after a failure they may be the
+        // last holders of deep subtrees: release those without deep recursion.
+        var succeeded = false
+        defer {
+            if !succeeded {
+                while var f = frames.popLast() {
+                    var items = Value.array(f.items)
+                    f.items = []
+                    Value.releaseDeep(&items)
+                }
+                for i in cache.indices where cache[i].isContainer { Value.releaseDeep(&cache[i]) }
+            }
+        }
 
         /// The value of object `r` when it is done or a scalar; nil when a frame was pushed.
         func begin(_ r: Int) throws -> (Value, Int)? {
@@ -406,7 +419,10 @@ private struct BinaryPlistReader {
             }
         }
 
-        if let (v, _) = try begin(topObject) { return v }
+        if let (v, _) = try begin(topObject) {
+            succeeded = true
+            return v
+        }
         while true {
             let f = frames.count - 1
             let total = frames[f].kind == .dict ? 2 * frames[f].count : frames[f].count
@@ -436,7 +452,10 @@ private struct BinaryPlistReader {
                 state[done.object] = 2
                 cache[done.object] = v
                 sizes[done.object] = done.size
-                if frames.isEmpty { return v }
+                if frames.isEmpty {
+                    succeeded = true
+                    return v
+                }
                 try add(v, size: done.size)
             }
         }
@@ -1092,6 +1111,16 @@ private struct XMLPlistReader: ~Copyable {
     /// explicit stack of open containers.
     mutating func tree(_ first: StartTag) throws -> Value {
         var stack: [Frame] = []
+        // After a failure the finished subtrees in the open containers are released
+        // without deep recursion on this stack.
+        defer {
+            while var f = stack.popLast() {
+                var items = Value.array(f.items), dict = Value.dict(f.dict)
+                f = Frame(isDict: false, at: 0)
+                Value.releaseDeep(&items)
+                Value.releaseDeep(&dict)
+            }
+        }
         var t = first
         while true {
             if t.tag != .key, let last = stack.indices.last, stack[last].isDict, stack[last].key == nil {
