@@ -73,7 +73,8 @@ public func afs_value_dict_set(_ dict: OpaquePointer?, _ key: UnsafePointer<CCha
         // afs_value_get_string of the value), which consuming frees.
         let d = Result { try unbox(dict, ValueHandle.self, "dict") }
         let k = Result { try stringArg(key, keyLen, "key") }
-        let v = try consume(value, into: dict, "value")
+        var v = try consume(value, into: dict, "value")
+        defer { if v.depth >= LargeStack.hopDepth { Value.releaseDeep(&v.0) } }  // refused: freed here
         let container = try d.get()
         let keyString = try k.get()
         try insert(v, into: container) { try $0.dictSet(keyString, $1) }
@@ -86,7 +87,8 @@ public func afs_value_append(_ container: OpaquePointer?, _ value: OpaquePointer
         // The container is taken first: a borrowed member of the value, consumed below, stays
         // alive through this reference until it is refused.
         let c = Result { try unbox(container, ValueHandle.self, "array_or_set") }
-        let v = try consume(value, into: container, "value")
+        var v = try consume(value, into: container, "value")
+        defer { if v.depth >= LargeStack.hopDepth { Value.releaseDeep(&v.0) } }  // refused: freed here
         try insert(v, into: try c.get()) { try $0.append($1) }
     }
 }

@@ -351,12 +351,19 @@ static void *small_stack_work(void *arg) {
     json[2 * DEPTH] = 0;
     afs_value *v = afs_value_parse_json(json, AFS_NTS, &e);
     if (!v) note("parse: %s", e.message);
-    /* the parsed tree as a set member (hashing walks it) */
+    /* 512 levels cannot go into a container (513): refused, and freed on the way out */
     afs_value *set = afs_value_new_set();
-    if (v && afs_value_append(set, v, &e) != AFS_OK) note("set append: %s", e.message);
-    else v = NULL;
+    if (v && afs_value_append(set, v, &e) != AFS_E_INVALID_ARGUMENT) note("513 levels accepted");
+    v = NULL;
     afs_value_free(set);
-    afs_value_free(v);
+    /* 511 levels as a set member (hashing walks it), twice (the second compares equal) */
+    set = afs_value_new_set();
+    for (int twice = 0; twice < 2; twice++) {
+        v = afs_value_parse_json(json + 1, 2 * DEPTH - 2, &e);
+        if (!v || afs_value_append(set, v, &e) != AFS_OK) note("set append: %s", e.message);
+    }
+    if (afs_value_count(set) != 1) note("the set holds %zu members, not 1", afs_value_count(set));
+    afs_value_free(set);
     /* a complete 511-level array inside an array, then garbage: the parser drops the
      * finished subtree on the way out */
     static char bad[2 * DEPTH + 8];

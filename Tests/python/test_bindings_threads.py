@@ -172,7 +172,7 @@ def test_close_inside_stream_source_raises(serializer):
             return n
 
     with serializer.multipart_form("POST", URL) as form:
-        form.append_stream(Source(), 10000, "s", "s.bin")
+        form.append_stream(Source(), 10000, "s", "s.bin", "application/octet-stream")
         r = form.finish()
     holder["r"] = r
     with pytest.raises(afs.StreamIOError) as info:
