@@ -290,6 +290,9 @@ def _drop_nulls(obj: Any) -> Any:
 
 R = TypeVar("R", bound="HTTPResponseSerializer")
 
+#: What :meth:`HTTPResponseSerializer._json_objects` returns when json refuses a text.
+_UNDECODED = object()
+
 
 class HTTPResponseSerializer(HandleOwner):
     """AFHTTPResponseSerializer: validates the status code (default 200-299) and the MIME
@@ -460,7 +463,20 @@ class HTTPResponseSerializer(HandleOwner):
         err = _ffi.afs_error()
         status = lib.afs_response_object(self._h.get(), code, ct, buf, n, byref(out), byref(err))
         document = None
-        if out:
+        if out and self._KIND == _JSON and _JSON_VIA_PYTHON:
+            # The library's tree only vouched for the text: free it before json builds the
+            # objects, so that the peak is the larger of the two, not their sum.
+            lib.raw.afs_value_free(out)
+            document = self._json_objects(body)
+            if document is _UNDECODED:  # json refused what the library accepted: its tree
+                again = c_value_p()
+                lib.afs_response_object(self._h.get(), code, ct, buf, n, byref(again),
+                                        byref(_ffi.afs_error()))
+                try:
+                    document = tree_to_python(cast(again, c_void_p).value) if again else None
+                finally:
+                    lib.raw.afs_value_free(again)
+        elif out:
             try:
                 document = self._decode(cast(out, c_void_p).value, body)
             finally:
@@ -472,6 +488,15 @@ class HTTPResponseSerializer(HandleOwner):
                 exc.document = document
             raise exc
         return document
+
+    def _json_objects(self, body: Any) -> Any:
+        """The body decoded by :mod:`json` (nulls dropped when configured), or
+        ``_UNDECODED`` when json refuses it."""
+        try:
+            obj = _JSON_DECODER.decode(str(body, "utf-8-sig"))
+        except (ValueError, RecursionError):
+            return _UNDECODED
+        return _drop_nulls(obj) if self._removes_nulls else obj
 
     def _decode(self, address: int, body: Any) -> Any:
         """Python objects for the decoded tree at ``address`` (freed by the caller)."""
