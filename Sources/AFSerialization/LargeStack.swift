@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Deep trees on small thread stacks.
 ///
 /// The writers and walkers are recursive (one frame per nesting level), and so is releasing
@@ -38,11 +30,7 @@ public enum LargeStack {
             guard pthread_attr_init(&attr) == 0 else { return false }
             defer { pthread_attr_destroy(&attr) }
             guard pthread_attr_setstacksize(&attr, stackSize) == 0 else { return false }
-            #if canImport(Glibc) || canImport(Musl)
             var tid = pthread_t()
-            #else
-            var tid: pthread_t?
-            #endif
             let ctx = Unmanaged.passRetained(job).toOpaque()
             let rc = pthread_create(&tid, &attr, { ctx in
                 let job = Unmanaged<Job>.fromOpaque(ctx!).takeRetainedValue()
@@ -53,11 +41,7 @@ public enum LargeStack {
                 Unmanaged<Job>.fromOpaque(ctx).release()
                 return false
             }
-            #if canImport(Glibc) || canImport(Musl)
             pthread_join(tid, nil)
-            #else
-            pthread_join(tid!, nil)
-            #endif
             return true
         }
     }

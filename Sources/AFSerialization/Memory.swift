@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 // Checked allocation. Every allocation whose size grows with the input goes through here,
 // so that running out of memory is `AFSError` `.noMemory`, never a trap:
 //

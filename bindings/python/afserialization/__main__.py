@@ -120,8 +120,9 @@ def _is_text(data: bytes) -> bool:
 
 
 def write_request(request: Request, out: BinaryIO, tty: bool) -> None:
-    """Writes the request line, headers and body to ``out``."""
-    out.write(request.wire_head())
+    """Writes the request line, headers and body to ``out``; the head is the library's
+    wire bytes (``Request.head``: what ``write_to`` sends)."""
+    out.write(request.head)
     stream = request.body_stream
     body = stream.readall() if stream is not None else request.body
     if body:
@@ -137,7 +138,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         description="Print an HTTP request as AFSerialization builds it, as it would go on "
                     "the wire (nothing is sent).",
         epilog="items: name=value (parameter), name:=json (JSON parameter), name@path (file "
-               "part), Header:value (header). Run 'python3 -m afserialization.demo' for the "
+               "part), Header:value (header). In a source checkout, scripts/demo.sh runs the "
                "end-to-end upload demo.")
     parser.add_argument("method", help="HTTP method, e.g. GET or POST")
     parser.add_argument("url", help="absolute URL")
