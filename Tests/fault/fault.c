@@ -752,7 +752,7 @@ static void walk_alloc_sites(const char *what, alloc_op op, long min) {
     long k;
     for (k = 1; k < 5000; k++) {
         char spec[96];
-        snprintf(spec, sizeof spec, "op=realloc,min=%ld,nth=%ld,errno=ENOMEM", min, k);
+        snprintf(spec, sizeof spec, "op=realloc,path=libafserialization,min=%ld,nth=%ld,errno=ENOMEM", min, k);
         fault(spec);
         afs_error e;
         memset(&e, 0, sizeof e);

@@ -15,6 +15,9 @@
  *                 probe before a large Swift array or string): errno=ENOMEM on it makes
  *                 that allocation fail, so counting realloc calls (nth) walks the sites
  *   min=N         realloc only: count only calls asking for at least N bytes
+ *                 (for realloc, path=SUBSTR selects the calling object: only calls made
+ *                 from a loaded object whose file name contains SUBSTR count, e.g.
+ *                 path=libafserialization leaves Python's own reallocs alone)
  *   path=SUBSTR   only calls that involve a path containing SUBSTR: the path argument of
  *                 open/rename, or the target of /proc/self/fd/N for every descriptor the
  *                 call uses (so a file part, a temporary file or "socket:" can be chosen)
@@ -460,10 +463,13 @@ extern void *__libc_realloc(void *p, size_t n);
 AFS_SHIM_API void *realloc(void *p, size_t n) {
     if (realloc_rules) {
         int fail = 0;
+        Dl_info caller;
+        int known = dladdr(__builtin_return_address(0), &caller) && caller.dli_fname;
         pthread_mutex_lock(&lock);
         for (int i = 0; i < nrules; i++) {
             rule_t *r = &rules[i];
             if (!(r->ops & OP_REALLOC) || (long)n < r->min) continue;
+            if (r->path[0] && (!known || !strstr(caller.dli_fname, r->path))) continue;
             r->seen++;
             if (r->seen < r->nth) continue;
             if (r->times > 0 && r->seen >= r->nth + r->times) continue;

@@ -295,7 +295,7 @@ def s_no_memory(s, tmp):
     try:
         walked = 0
         for k in range(1, 2000):
-            fault(f"op=realloc,nth={k},errno=ENOMEM")
+            fault(f"op=realloc,path=libafserialization,nth={k},errno=ENOMEM")
             try:
                 ops()
                 err = None
