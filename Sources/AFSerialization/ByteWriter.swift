@@ -6,10 +6,12 @@
 /// functions return owned strings.
 ///
 /// Out of memory is a state, not a trap: when the buffer cannot grow, `failed` is set and
-/// stays set, `reserve` returns false (the caller must then skip its raw stores), and every
-/// `append` becomes a no-op. The bytes written before stay intact, so a writer can
-/// `recover(to:)` the count it started at; `toArray`, `toString`, `withBytes` and
-/// `takeCString` of a failed buffer throw `AFSError` `.noMemory`.
+/// stays set, that `reserve` returns false (the caller must then skip its raw stores), and
+/// every write that would need more room is dropped (writes that fit in the capacity
+/// still land: after a failure the contents are meaningless, never out of bounds). The
+/// bytes written before the failing writer started stay intact, so it can `recover(to:)`
+/// the count it started at; `toArray`, `toString`, `withBytes` and `takeCString` of a
+/// failed buffer throw `AFSError` `.noMemory`.
 public struct ByteWriter: ~Copyable {
     @usableFromInline var base: UnsafeMutablePointer<UInt8>
     @usableFromInline var capacity: Int

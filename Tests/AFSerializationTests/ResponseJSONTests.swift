@@ -83,7 +83,7 @@ final class ResponseJSONSerializerTests: XCTestCase {
                        ["a": [1, [[["c": []]]], [:]], "f": ["g": ["i": 0]], "j": []])
     }
 
-    func testThatNullRemovalKeepsOrderAndLeavesCleanSubtreesAlone() {
+    func testThatNullRemovalKeepsOrderAndLeavesCleanSubtreesAlone() throws {
         let clean: Value = ["z": 1, "a": [1, 2, ["q": "r"]], "m": ["x": true]]
         XCTAssertNil(try ResponseSerializer.removingNulls(clean), "nothing to remove: nothing rebuilt")
         guard case .dict(let d)? = try ResponseSerializer.removingNulls(["z": 1, "n": nil, "a": 2, "m": [nil, 3]]) else {

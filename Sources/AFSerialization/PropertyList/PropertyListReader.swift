@@ -76,8 +76,8 @@ public enum PropertyListReader {
 
     /// Parses a property list (see `parse(_:maxDepth:)` on a buffer).
     /// - Throws: `AFSError` `.invalidPlist`.
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws -> Value {
-        try bytes.withUnsafeBufferPointer { try parse($0, maxDepth: maxDepth) }
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth, maxDecodedBytes: Int = 0) throws -> Value {
+        try bytes.withUnsafeBufferPointer { try parse($0, maxDepth: maxDepth, maxDecodedBytes: maxDecodedBytes) }
     }
 }
 
