@@ -159,11 +159,11 @@ final class URLTests: XCTestCase {
                               params: .dict(ValueDict([("k", .int(1))])))
         let head = String(decoding: try r.head(), as: UTF8.self)
         XCTAssertEqual(head, "POST /a%20b?x=1 HTTP/1.1\r\nHost: e.com:8080\r\n"
-                       + "Authorization: Basic " + Base64.encode("us er:p@ss") + "\r\n"
+                       + "Authorization: Basic " + (try Base64.encode("us er:p@ss")) + "\r\n"
                        + "User-Agent: t/1\r\nContent-Type: application/json\r\nContent-Length: 7\r\n\r\n")
         var g = try Request(method: "GET", url: "https://user@[::1]")
         XCTAssertEqual(String(decoding: try g.head(), as: UTF8.self),
-                       "GET / HTTP/1.1\r\nHost: [::1]\r\nAuthorization: Basic " + Base64.encode("user:") + "\r\n\r\n")
+                       "GET / HTTP/1.1\r\nHost: [::1]\r\nAuthorization: Basic " + (try Base64.encode("user:")) + "\r\n\r\n")
         try g.setHeader("Authorization", "Bearer t")
         try g.setHeader("Host", "virtual.example")
         XCTAssertEqual(String(decoding: try g.head(), as: UTF8.self),

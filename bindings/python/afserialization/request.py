@@ -9,7 +9,7 @@ from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional, Tupl
 from urllib.parse import urlsplit
 
 from ._ffi import c_size_t, lib
-from ._handle import CHandle, HandleOwner
+from ._handle import CHandle, HandleOwner, serialized
 from ._text import cpath, cstr
 from .errors import BadURLError, InvalidHeaderError, InvalidMethodError
 
@@ -96,6 +96,9 @@ class RequestHeaders(MutableMapping):
     def copy(self) -> Dict[str, str]:
         """A plain ``dict`` snapshot (case-sensitive keys as the request spells them)."""
         return dict(self.items())
+
+
+serialized(RequestHeaders)  # the request's lock: see the thread rule in _handle
 
 
 class Request(HandleOwner):

@@ -290,6 +290,9 @@ def _drop_nulls(obj: Any) -> Any:
 
 R = TypeVar("R", bound="HTTPResponseSerializer")
 
+#: What :meth:`HTTPResponseSerializer._json_objects` returns when json refuses a text.
+_UNDECODED = object()
+
 
 class HTTPResponseSerializer(HandleOwner):
     """AFHTTPResponseSerializer: validates the status code (default 200-299) and the MIME
@@ -310,6 +313,7 @@ class HTTPResponseSerializer(HandleOwner):
         self._types: Optional[FrozenSet[str]] = self._DEFAULT_TYPES
         self._removes_nulls = False
         self._options = JSONReadingOptions.NONE
+        self._max_decoded_bytes = 0
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -356,6 +360,26 @@ class HTTPResponseSerializer(HandleOwner):
         first = (c_int * max(n, 1))(*(r.start for r in ranges or ()))
         last = (c_int * max(n, 1))(*(r.stop - 1 for r in ranges or ()))
         lib.afs_response_serializer_set_acceptable_status_codes(self._h.get(), first, last, n)
+
+    @property
+    def max_decoded_bytes(self) -> int:
+        """The most a decoded tree may be charged, in bytes (0, the default: 64 x the body
+        size + 1 MiB; a larger value cannot raise that). A value counts 32 bytes plus its
+        text or data, a shared binary-plist object at every place it is referenced. Beyond
+        it decoding raises :class:`~afserialization.InvalidJSONError` or
+        :class:`~afserialization.InvalidPlistError` ("the decoded tree would take more
+        than N bytes"). ``afs_response_serializer_set_max_decoded_bytes``.
+        """
+        return self._max_decoded_bytes
+
+    @max_decoded_bytes.setter
+    def max_decoded_bytes(self, n: int) -> None:
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"max_decoded_bytes must be an int, not {type(n).__name__}")
+        if n < 0:
+            raise ValueError(f"max_decoded_bytes must be 0 or more, not {n}")
+        lib.afs_response_serializer_set_max_decoded_bytes(self._h.get(), min(n, 2**64 - 1))
+        self._max_decoded_bytes = n
 
     @property
     def acceptable_content_types(self) -> Optional[FrozenSet[str]]:
@@ -439,7 +463,20 @@ class HTTPResponseSerializer(HandleOwner):
         err = _ffi.afs_error()
         status = lib.afs_response_object(self._h.get(), code, ct, buf, n, byref(out), byref(err))
         document = None
-        if out:
+        if out and self._KIND == _JSON and _JSON_VIA_PYTHON:
+            # The library's tree only vouched for the text: free it before json builds the
+            # objects, so that the peak is the larger of the two, not their sum.
+            lib.raw.afs_value_free(out)
+            document = self._json_objects(body)
+            if document is _UNDECODED:  # json refused what the library accepted: its tree
+                again = c_value_p()
+                lib.afs_response_object(self._h.get(), code, ct, buf, n, byref(again),
+                                        byref(_ffi.afs_error()))
+                try:
+                    document = tree_to_python(cast(again, c_void_p).value) if again else None
+                finally:
+                    lib.raw.afs_value_free(again)
+        elif out:
             try:
                 document = self._decode(cast(out, c_void_p).value, body)
             finally:
@@ -451,6 +488,15 @@ class HTTPResponseSerializer(HandleOwner):
                 exc.document = document
             raise exc
         return document
+
+    def _json_objects(self, body: Any) -> Any:
+        """The body decoded by :mod:`json` (nulls dropped when configured), or
+        ``_UNDECODED`` when json refuses it."""
+        try:
+            obj = _JSON_DECODER.decode(str(body, "utf-8-sig"))
+        except (ValueError, RecursionError):
+            return _UNDECODED
+        return _drop_nulls(obj) if self._removes_nulls else obj
 
     def _decode(self, address: int, body: Any) -> Any:
         """Python objects for the decoded tree at ``address`` (freed by the caller)."""
