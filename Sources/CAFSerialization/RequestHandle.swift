@@ -1,14 +1,22 @@
 import AFSerialization
 
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
 /// `afs_request`: a request plus the C strings lent out by its getters. The copies are made
 /// on first use and dropped whenever the request changes.
 final class RequestHandle: Handle {
     var request: Request {
-        didSet { lent = nil; lentBody = nil }
+        didSet { lent = nil; lentBody = nil; lentPickle = nil }
     }
     /// method, url, then name and value of each header.
     private var lent: [CStringBox]?
     private var lentBody: CStringBox?
+    /// The pickled snapshot lent by `afs_request_pickle`.
+    private var lentPickle: PickleBox?
     /// The borrowed `afs_body_stream` of a multipart request (`afs_request_body_stream`),
     /// created on first use and owned by this handle.
     var bodyStreamHandle: BodyStreamHandle?
@@ -40,6 +48,14 @@ final class RequestHandle: Handle {
         return UnsafePointer(strings()[3 + 2 * i].pointer)
     }
 
+    /// The pickled snapshot of the request (`afs_request_pickle`), made on first use.
+    func pickle() -> PickleBox {
+        if let l = lentPickle { return l }
+        let l = PickleBox(PickleWriter.mallocSnapshot(of: request))
+        lentPickle = l
+        return l
+    }
+
     /// The body bytes lent to C; nil when there is no body.
     func body() -> CStringBox? {
         guard let b = request.body else { return nil }
@@ -48,4 +64,12 @@ final class RequestHandle: Handle {
         lentBody = l
         return l
     }
+}
+
+/// `malloc` memory holding a pickle, owned by a handle and lent to C.
+final class PickleBox {
+    let pointer: UnsafeMutablePointer<UInt8>
+    let count: Int
+    init(_ p: (UnsafeMutablePointer<UInt8>, Int)) { (pointer, count) = p }
+    deinit { free(pointer) }
 }
