@@ -310,11 +310,25 @@ private struct Reader {
 private struct Converter {
     let limit: Int
     var total = 0
-    var path: [String] = []
+    /// Where the conversion is: a dictionary key, or an index (negative: a set member).
+    enum Step { case key(String), index(Int), member(Int) }
+    var path: [Step] = []
 
     init(limit: Int) { self.limit = limit }
 
-    func where_() -> String { path.isEmpty ? "at the top level" : "at " + path.joined() }
+    /// `['a'][2]`, rendered only for a message.
+    func where_() -> String {
+        if path.isEmpty { return "at the top level" }
+        var out = "at "
+        for step in path {
+            switch step {
+            case .key(let k): out += "[" + quoted(k) + "]"
+            case .index(let j): out += "[\(j)]"
+            case .member(let j): out += "[set member \(j)]"
+            }
+        }
+        return out
+    }
 
     func fail(_ message: String) -> AFSError {
         AFSError(.invalidArgument, "pickle: \(message) (\(where_()))")
@@ -362,7 +376,7 @@ private struct Converter {
                     guard case .value(.string(let key)) = n.items[k] else {
                         throw fail("dict keys must be str, not \(typeName(n.items[k]))")
                     }
-                    path.append("[" + quoted(key) + "]")
+                    path.append(.key(key))
                     let m = try convert(n.items[k + 1], depth: depth + 1)
                     path.removeLast()
                     height = Swift.max(height, heightOf(n.items[k + 1], m))
@@ -374,7 +388,7 @@ private struct Converter {
                 members.reserveCapacity(n.items.count)
                 let isSet = n.kind == .set || n.kind == .frozenset
                 for (j, item) in n.items.enumerated() {
-                    path.append(isSet ? "[set member \(j)]" : "[\(j)]")
+                    path.append(isSet ? .member(j) : .index(j))
                     let m = try convert(item, depth: depth + 1)
                     path.removeLast()
                     height = Swift.max(height, heightOf(item, m))

@@ -13,7 +13,7 @@ from ._ffi import READ_FN, RELEASE_FN, REWIND_FN, c_char_p, lib
 from ._handle import CHandle, HandleOwner
 from ._text import cpath, cstr
 from .errors import InvalidHeaderError, UnsupportedTypeError
-from .request import HeadersInput, Request
+from .request import HeadersInput, MultipartRequest, Request
 
 __all__ = ["MultipartForm", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",
            "UPLOAD_STREAM_3G_SUGGESTED_DELAY", "StreamSource"]
@@ -155,11 +155,19 @@ class MultipartForm(HandleOwner):
     def boundary(self, value: str) -> None:
         lib.afs_form_set_boundary(self._h.get(), cstr(value, "boundary"))
 
-    def finish(self) -> Request:
+    def finish(self) -> MultipartRequest:
         """The request: ``Content-Type: multipart/form-data; boundary=…``, exact
-        ``Content-Length`` and :attr:`Request.body_stream` (an empty form gives the plain
-        request AFNetworking gives). The form is spent afterwards."""
-        return Request._adopt(lib.afs_form_finish(self._h.get()))
+        ``Content-Length`` and :attr:`MultipartRequest.body_stream` (a ``BodyStream``, never
+        ``None``). The form is spent afterwards.
+
+        An empty form (no parameters, no parts) gives the plain request AFNetworking gives:
+        a :class:`Request` without body stream (``body == b""``), the one case in which the
+        result is not a :class:`MultipartRequest` (check ``isinstance`` if you build empty
+        forms)."""
+        ptr = lib.afs_form_finish(self._h.get())
+        if lib.afs_request_body_stream(ptr):
+            return MultipartRequest._adopt(ptr)
+        return Request._adopt(ptr)  # type: ignore[return-value]
 
 
 def _bytes(data: Any, what: str, str_too: bool = False) -> bytes:

@@ -21,7 +21,7 @@ if TYPE_CHECKING:  # pragma: no cover
 _METHOD, _URL, _HEADERS, _BODY, _HAS_STREAM, _TIMEOUT, _CACHE, _COOKIES, _PIPELINING, \
     _CELLULAR, _SERVICE = range(11)
 
-__all__ = ["Request", "RequestHeaders", "HeadersInput"]
+__all__ = ["Request", "MultipartRequest", "RequestHeaders", "HeadersInput"]
 
 #: What ``headers`` arguments accept: a mapping or an iterable of (name, value) pairs.
 HeadersInput = Union[Mapping, Iterable[Tuple[str, str]]]
@@ -320,3 +320,19 @@ class Request(HandleOwner):
 
 _free_request = lib.raw.afs_request_free
 _request_pickle = lib.raw.afs_request_pickle
+
+
+class MultipartRequest(Request):
+    """The request :meth:`MultipartForm.finish` gives: a :class:`Request` whose
+    :attr:`body_stream` is always there (typed ``BodyStream``, not ``Optional``), so that
+    ``request.body_stream.progress = ...`` type-checks."""
+
+    __slots__ = ()
+
+    @property
+    def body_stream(self) -> "BodyStream":
+        """The multipart body as a :class:`BodyStream` (always the same object)."""
+        stream = Request.body_stream.fget(self)  # type: ignore[attr-defined]
+        if stream is None:  # pragma: no cover - finish() makes this class only with a stream
+            raise AssertionError("a MultipartRequest without a body stream")
+        return stream  # type: ignore[no-any-return]

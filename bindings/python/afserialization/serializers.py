@@ -180,6 +180,11 @@ class SerializerHeaders(MutableMapping):
     through this mapping, ``Authorization`` from :meth:`HTTPRequestSerializer.set_basic_auth`
     and headers set on the same C serializer by C code all appear; single values come from
     ``afs_serializer_copy_header``.
+
+    ``headers[name] = None`` removes the header, as ``afs_serializer_set_header`` with a
+    NULL value does, and is no error when it is not set; ``del headers[name]`` raises
+    ``KeyError`` for a header that is not set. :class:`~afserialization.RequestHeaders`
+    behave the same.
     """
 
     __slots__ = ("_owner",)
@@ -208,6 +213,7 @@ class SerializerHeaders(MutableMapping):
         return value
 
     def __setitem__(self, name: str, value: Optional[str]) -> None:
+        """Sets a default header; ``None`` removes it (no error when it is not set)."""
         if value is None:
             self.pop(name, None)
             return
@@ -505,7 +511,7 @@ class HTTPRequestSerializer(HandleOwner):
         m = _METHODS.get(method) if type(method) is str else None
         if m is None:
             m = cstr(method, "method", InvalidMethodError)
-        u = cstr(url, "url", BadURLError)
+        u = _url_bytes(url)
         if _values._JSON_TRANSPORT and not isinstance(params, Value):
             # One crossing: the parameters as one pickle in, the request's snapshot out.
             data = b"" if params is None else _transfer.dumps(params)
@@ -513,9 +519,10 @@ class HTTPRequestSerializer(HandleOwner):
                 snapshot = c_void_p()
                 length = c_size_t()
                 try:
-                    if self._query_serializer is None:
-                        ptr = _request_pickle(self._h.get(), m, u, data, len(data),
-                                              byref(snapshot), byref(length))
+                    if self._query_serializer is None:  # no callback: the plain function
+                        ptr = _request_pickle_raw(self._h.get(), m, u, data, len(data),
+                                                  byref(snapshot), byref(length),
+                                                  byref(_ffi.afs_error()))
                     else:
                         with _Calling(params):
                             ptr = _request_pickle(self._h.get(), m, u, data, len(data),
@@ -609,6 +616,17 @@ class PropertyListRequestSerializer(HTTPRequestSerializer):
 
 
 _request_pickle = lib.afs_serializer_request_pickle
+_request_pickle_raw = lib.raw.afs_serializer_request_pickle
+
+
+def _url_bytes(url: Any) -> bytes:
+    """``cstr(url, "url", BadURLError)`` with a fast path for plain text."""
+    if type(url) is str and "\0" not in url:
+        try:
+            return url.encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: cstr passes it on for the library to name
+    return cstr(url, "url", BadURLError)
 #: The encoded common methods (``cstr`` for the others).
 _METHODS = {m: m.encode("ascii") for m in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
                                            "OPTIONS")}
