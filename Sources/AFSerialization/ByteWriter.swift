@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A growable byte buffer for the hot paths (escaping, query strings, JSON and plist
 /// writers): raw stores into `malloc` memory, no per-byte bounds or uniqueness checks.
 ///

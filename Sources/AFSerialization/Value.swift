@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A parameters tree: the property-list objects AFNetworking serializes (NSDictionary,
 /// NSArray, NSSet, NSString, NSNumber, NSNull, NSData).
 ///

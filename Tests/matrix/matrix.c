@@ -425,18 +425,18 @@ static void requests(void) {
         {"example.com/path", "no scheme"},
         {"/relative/path", "a relative reference"},
         {"//example.com/x", "a network-path reference"},
-        {"http://exa mple.com/", "a space"},
+        {"http://exa mple.com/", "a space in the host"},
         {"http://example.com/a\tb", "a tab"},
         {"http://example.com/\x01", "a control character"},
         {"http://example.com/\x7f", "DEL"},
-        {"http://example.com/caf\xC3\xA9", "a non-ASCII character (UTF-8)"},
+        {"http://example.com/caf\xC3\xA9", "a non-ASCII character (UTF-8): not refused, percent-encoded"},
         {"http://example.com/\xFF", "invalid UTF-8"},
-        {"http://example.com/a\"b", "a double quote"},
-        {"http://example.com/<x>", "angle brackets"},
-        {"http://example.com/a\\b", "a backslash"},
-        {"http://example.com/{x}", "braces"},
-        {"http://example.com/%zz", "a bad percent escape"},
-        {"http://example.com/a#b#c", "two `#`"},
+        {"http://example.com/a\"b", "a double quote: not refused, percent-encoded"},
+        {"http://example.com/<x>", "angle brackets: not refused, percent-encoded"},
+        {"http://example.com/a\\b", "a backslash: not refused, percent-encoded"},
+        {"http://example.com/{x}", "braces: not refused, percent-encoded"},
+        {"http://example.com/%zz", "a bare `%`: not refused, becomes %25"},
+        {"http://example.com/a#b#c", "two `#`: not refused, the second percent-encoded"},
         {"1http://example.com/", "a scheme starting with a digit"},
         {"ht~tp://example.com/", "a scheme with `~`"},
         {":no-scheme", "an empty scheme"},
@@ -444,7 +444,11 @@ static void requests(void) {
         {"http://a[::1]/", "an IPv6 literal that does not start the host"},
         {"http://[::1]x/", "text after an IPv6 literal"},
         {"http://[[::1]/", "a second bracket inside an IPv6 literal"},
-        {"http://example.com/[x]", "brackets in the path"},
+        {"http://example.com/[x]", "brackets in the path: not refused, percent-encoded"},
+        {"http://example.com:65536/", "a port above 65535"},
+        {"http://example.com:8o/", "a port that is not digits"},
+        {"http://a\xE2\x80\x8D" "b.com/", "a host IDNA refuses (a joiner out of context)"},
+        {"http://b\xC3\xBC" "cher.example/", "a non-ASCII host: not refused, IDNA A-label"},
     };
     char in[300];
     for (size_t i = 0; i < sizeof urls / sizeof urls[0]; i++) {
@@ -583,8 +587,8 @@ static void bodies(void) {
     body_row(s, "GET", dict1("k", afs_value_new_int(1)), "returns NULL with a message", "", AFS_E_QUERY_CALLBACK);
     afs_serializer_set_query_callback(s, fail_silently, NULL);
     body_row(s, "GET", dict1("k", afs_value_new_int(1)), "returns NULL without a message", "", AFS_E_QUERY_CALLBACK);
-    afs_serializer_set_query_callback(s, answer, (void *)"a b");
-    body_row(s, "GET", dict1("k", afs_value_new_int(1)), "returns `a b` for a GET (the query goes into the URL)", "", AFS_E_BAD_URL);
+    afs_serializer_set_query_callback(s, answer, (void *)"a\r\nb");
+    body_row(s, "GET", dict1("k", afs_value_new_int(1)), "returns `a CR LF b` for a GET (the query goes into the URL; a space would be percent-encoded)", "", AFS_E_BAD_URL);
     afs_serializer_set_query_callback(s, answer, (void *)"a=\xFF");
     body_row(s, "POST", dict1("k", afs_value_new_int(1)), "returns invalid UTF-8 `a=\\xFF` for a POST", "", AFS_E_QUERY_CALLBACK);
     afs_serializer_free(s);

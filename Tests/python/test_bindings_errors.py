@@ -88,7 +88,7 @@ def test_every_contract_function_is_declared_once():
 PROVOKE = {
     "InvalidArgumentError": lambda s: s.request("GET", "http://h/", [1]),
     "InvalidUTF8Error": lambda s: s.request("GET", "http://h/", {"a": "\udc80"}),
-    "BadURLError": lambda s: s.request("GET", "http://h/ x"),
+    "BadURLError": lambda s: s.request("GET", "http://h/\tx"),
     "InvalidMethodError": lambda s: s.request("G(E)T", "http://h/"),
     "InvalidHeaderError": lambda s: s.headers.__setitem__("X", "a\nb"),
     "InvalidJSONError": lambda s: afs.JSONRequestSerializer().request("POST", "http://h/",

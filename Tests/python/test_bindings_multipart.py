@@ -47,7 +47,7 @@ def readn(stream, n):
 
 
 def expected_body(boundary, parts):
-    """parts: (headers list, body bytes) in order (DESIGN.md's wire format)."""
+    """parts: (headers list, body bytes) in order (docs/DESIGN.md's wire format)."""
     out = b""
     for i, (headers, body) in enumerate(parts):
         out += (b"--" if i == 0 else b"\r\n--") + boundary.encode() + b"\r\n"

@@ -47,7 +47,7 @@ def test_bad_method_and_url():
         afs.Request("GE T", URL)
     with pytest.raises(afs.InvalidMethodError):
         afs.Request("GE\0T", URL)
-    for url in ("no-scheme", "http://ex ample.com/", "http://example.com/\u00e9", "http://a/\x01"):
+    for url in ("no-scheme", "http://ex ample.com/", "http://example.com:99999/", "http://a/\x01"):
         with pytest.raises(afs.BadURLError):
             afs.Request("GET", url)
     with pytest.raises(afs.BadURLError):

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// A strict RFC 8259 JSON reader producing a `Value` tree.
 ///
 /// Strict means: exactly one value surrounded by optional whitespace (space, tab, CR, LF

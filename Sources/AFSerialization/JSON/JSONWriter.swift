@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// NSJSONSerialization's writing options, with Foundation's raw values.
 ///
 /// C: the `AFS_JSON_*` flags of `afs_serializer_set_json_options`.

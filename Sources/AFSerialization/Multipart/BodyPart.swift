@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Immutable bytes at a stable address (boundaries, header blocks, in-memory bodies), so the
 /// body stream can copy from them without closures or uniqueness checks on the hot path.
 public final class ByteBlock: @unchecked Sendable {  // immutable after init
@@ -103,12 +95,7 @@ public final class BodyPart: @unchecked Sendable {  // only `consumed` changes, 
     init(headers: [(name: String, value: String)], source: Source, length: UInt64, label: String) {
         self.headers = headers
         var w = ByteWriter(capacity: 128)
-        for (n, v) in headers {
-            w.append(n)
-            w.append(": " as StaticString)
-            w.append(v)
-            w.append("\r\n" as StaticString)
-        }
+        for (n, v) in headers { w.appendHeaderLine(n, v) }
         w.append("\r\n" as StaticString)
         headerBlock = w.withBytes { ByteBlock(UnsafeRawBufferPointer($0)) }
         self.source = source

@@ -1,15 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The pull-based multipart body (AFNetworking's `AFMultipartBodyStream`): a cursor over the
 /// parts' phases that copies boundaries and headers from memory and reads file and callback
 /// bodies straight into the caller's buffer. No run loop, no thread hop, no allocation per
 /// read.
 ///
-/// Rules (DESIGN.md, "Multipart"):
+/// Rules (docs/DESIGN.md, "Multipart"):
 /// - `read` returns bytes (> 0), 0 at the end, -1 on error; the byte sequence is the same for
 ///   every sequence of buffer sizes. After a -1 every read returns -1 and `error` keeps the
 ///   same error until `rewind`/`seek`.
@@ -112,7 +106,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
     }
 
     deinit {
-        if fd >= 0 { Glibc.close(fd) }
+        if fd >= 0 { Platform.close(fd) }
         scratch?.deallocate()
         iov?.deallocate()
     }
@@ -152,7 +146,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
     @inline(__always)
     func closeFile() {
         if fd >= 0 {
-            Glibc.close(fd)
+            Platform.close(fd)
             fd = -1
         }
     }
@@ -301,20 +295,20 @@ public final class MultipartBodyStream: @unchecked Sendable {
         var fd: Int32
         // O_NONBLOCK: a path replaced by a FIFO since the append must fail below, not block
         // in open(2) waiting for a writer; it is cleared once the file is known regular.
-        repeat { fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
+        repeat { fd = Platform.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
         if fd < 0 { throw fileError(part, "opening", errno) }
         var st = stat()
         if fstat(fd, &st) != 0 {
             let e = errno
-            Glibc.close(fd)
+            Platform.close(fd)
             throw fileError(part, "examining", e)
         }
         if (st.st_mode & S_IFMT) != S_IFREG {
-            Glibc.close(fd)
+            Platform.close(fd)
             throw AFSError(.io, "\(part.label): \"\(path)\" is no longer a regular file")
         }
         if UInt64(st.st_size) != part.length {
-            Glibc.close(fd)
+            Platform.close(fd)
             throw AFSError(.lengthMismatch, "\(part.label): the file \"\(path)\" now has \(st.st_size) bytes but had \(part.length) when it was appended")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
@@ -696,7 +690,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// One `write` of up to `count` bytes (retrying EINTR).
     func writeSome(_ out: Int32, _ p: UnsafeMutablePointer<UInt8>, _ count: Int, _ sig: inout SigpipeGuard) throws -> Int {
         var r: Int
-        repeat { r = Glibc.write(out, p, count) } while r < 0 && errno == EINTR
+        repeat { r = Platform.write(out, p, count) } while r < 0 && errno == EINTR
         if r < 0 { throw destinationError(out, errno, &sig) }
         return r
     }
@@ -793,7 +787,7 @@ extension MultipartBodyStream {
         for _ in 0..<16 {
             let r = g.next() as UInt64
             tmp = (dir == "/" ? "/" : dir + "/") + "." + base + ".afs-" + String(r, radix: 16) + ".tmp"
-            repeat { fd = Glibc.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) } while fd < 0 && errno == EINTR
+            repeat { fd = Platform.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) } while fd < 0 && errno == EINTR
             if fd >= 0 || errno != EEXIST { break }
         }
         if fd < 0 {
@@ -804,7 +798,7 @@ extension MultipartBodyStream {
             let reader = makeReader()
             var written: UInt64 = 0
             try reader.write(to: fd, written: &written)
-            if Glibc.close(fd) != 0 {
+            if Platform.close(fd) != 0 {
                 fd = -1
                 let e = errno
                 throw AFSError(.io, "writing \"\(path)\" failed: \(errorText(e))", osErrno: e)
@@ -815,7 +809,7 @@ extension MultipartBodyStream {
                 throw AFSError(.io, "cannot rename the temporary file to \"\(path)\": \(errorText(e))", osErrno: e)
             }
         } catch {
-            if fd >= 0 { Glibc.close(fd) }
+            if fd >= 0 { Platform.close(fd) }
             unlink(tmp)
             if var e = error as? AFSError {
                 if !e.message.contains(path) { e.message = "writing the body to \"\(path)\": " + e.message }

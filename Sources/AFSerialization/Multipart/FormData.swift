@@ -1,9 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// A multipart/form-data form being built (AFNetworking's `AFStreamingMultipartFormData`):
 /// parts are appended in order, then `finish()` gives the request with its body stream,
 /// exact `Content-Length` and `multipart/form-data; boundary=…`.
@@ -86,7 +80,7 @@ public final class MultipartForm {
             let e = errno
             throw AFSError(.file, "cannot append file \"\(path)\": \(errorText(e))", osErrno: e)
         }
-        Glibc.close(fd)
+        Platform.close(fd)
         let fname = filename ?? MultipartForm.lastPathComponent(path)
         let type = mimeType ?? MIMETypes.forFilename(fname)
         add(headers: try fileHeaders(name: name, filename: fname, mimeType: type),

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// NSPropertyListFormat's values for the two formats AFPropertyListRequestSerializer writes.
 ///
 /// C: `AFS_PLIST_XML`, `AFS_PLIST_BINARY` (`afs_serializer_set_plist_format`).

@@ -34,14 +34,6 @@ public enum JSONToPickle {
     }
 }
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 extension JSONReader {
     /// `document(allowFragments:)` writing pickle opcodes instead of values.
     mutating func transcode(into w: inout PickleWriter, allowFragments: Bool, exactIntegers: Bool) throws {

@@ -26,6 +26,9 @@ public enum PickleReader {
     /// The tree in `bytes` (one pickle, nothing after its `STOP`).
     public static func read(_ bytes: UnsafeBufferPointer<UInt8>) throws -> Value {
         var r = Reader(bytes)
+        // A container that holds itself (a cycle through the memo) is a reference cycle of
+        // nodes: emptied at the end, whatever happened, so that nothing leaks.
+        defer { for n in r.nodes { n.items = [] } }
         let root = try r.run()
         var c = Converter(limit: maxExpandedValues(for: bytes.count))
         return try c.convert(root, depth: 0)
@@ -68,6 +71,8 @@ private struct Reader {
     var stack: [PickleRef] = []
     var marks: [Int] = []
     var memo: [PickleRef] = []
+    /// Every container node made, to break reference cycles at the end.
+    var nodes: [PickleNode] = []
     /// Offset of the opcode being read, for messages.
     var at = 0
 
@@ -201,9 +206,9 @@ private struct Reader {
             case Pickle.SHORT_BINBYTES: stack.append(.value(.data(Array(try take(try length(1, "SHORT_BINBYTES"), "bytes")))))
             case Pickle.BINBYTES: stack.append(.value(.data(Array(try take(try length(4, "BINBYTES"), "bytes")))))
             case Pickle.BINBYTES8: stack.append(.value(.data(Array(try take(try length(8, "BINBYTES8"), "bytes")))))
-            case Pickle.EMPTY_DICT: stack.append(.node(PickleNode(.dict)))
-            case Pickle.EMPTY_LIST: stack.append(.node(PickleNode(.list)))
-            case Pickle.EMPTY_SET: stack.append(.node(PickleNode(.set)))
+            case Pickle.EMPTY_DICT: stack.append(.node(node(.dict)))
+            case Pickle.EMPTY_LIST: stack.append(.node(node(.list)))
+            case Pickle.EMPTY_SET: stack.append(.node(node(.set)))
             case Pickle.EMPTY_TUPLE: stack.append(.value(.array([])))
             case Pickle.TUPLE1, Pickle.TUPLE2, Pickle.TUPLE3:
                 let n = Int(op - Pickle.TUPLE1) + 1
@@ -218,7 +223,7 @@ private struct Reader {
                 if items.allSatisfy(isScalar) {
                     stack.append(.value(.set(ValueSet(items.map { if case .value(let v) = $0 { return v }; return .null }))))
                 } else {
-                    stack.append(.node(PickleNode(.frozenset, items)))
+                    stack.append(.node(node(.frozenset, items)))
                 }
             case Pickle.APPEND:
                 let v = try pop("APPEND")
@@ -282,11 +287,17 @@ private struct Reader {
         return fail("opcode \(name) (\(what)) is outside the accepted subset: only dict, list, tuple, str, bytes, int, float, bool, None, set and frozenset are read")
     }
 
-    func tuple(_ items: [PickleRef]) -> PickleRef {
+    mutating func node(_ kind: PickleNode.Kind, _ items: [PickleRef] = []) -> PickleNode {
+        let n = PickleNode(kind, items)
+        nodes.append(n)
+        return n
+    }
+
+    mutating func tuple(_ items: [PickleRef]) -> PickleRef {
         if items.allSatisfy(isScalar) {
             return .value(.array(items.map { if case .value(let v) = $0 { return v }; return .null }))
         }
-        return .node(PickleNode(.tuple, items))
+        return .node(node(.tuple, items))
     }
 
     /// A LONG1/LONG4 payload: little-endian two's complement, any length.

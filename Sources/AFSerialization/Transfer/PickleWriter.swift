@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// Writes values (and request snapshots) as the pickle subset of `Pickle`: `PROTO 4`, one
 /// `FRAME` holding everything, the opcodes of the table, `STOP`. Values are written
 /// without the memo (a `Value` shares nothing); `JSONToPickle` memoizes dictionary keys.

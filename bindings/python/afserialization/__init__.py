@@ -36,7 +36,7 @@ from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
                      QueryCallbackError, SerializationError, StateError, Status, StreamIOError,
                      UnacceptableContentTypeError, UnacceptableStatusError, UnsupportedError,
                      UnsupportedTypeError, ValueOutOfRangeError)
-from .helpers import library_version, percent_escape, query_string
+from .helpers import library_version, percent_escape, query_string, resolve_url
 from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
                         MultipartForm)
 from .request import MultipartRequest, Request, RequestHeaders
@@ -64,6 +64,7 @@ __all__ = [
     "UPLOAD_STREAM_3G_SUGGESTED_DELAY", "DEFAULT_CHUNK_SIZE", "ProgressCallback",
     # helpers
     "percent_escape", "query_string", "library_version", "library_path", "LIBRARY_ENV",
+    "resolve_url",
     # errors
     "Status", "SerializationError", "InvalidArgumentError", "InvalidUTF8Error", "BadURLError",
     "InvalidMethodError", "InvalidHeaderError", "InvalidJSONError", "InvalidPlistError",

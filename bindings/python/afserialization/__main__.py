@@ -123,9 +123,10 @@ def _is_text(data: bytes) -> bool:
 
 
 def write_request(request: Request, out: BinaryIO, tty: bool) -> None:
-    """Writes the request line, headers and body to ``out``; on a terminal, binary bodies
-    and binary parts are replaced by a note and a body ends with a newline."""
-    out.write(request.wire_head())
+    """Writes the request line, headers and body to ``out``; the head is the library's
+    wire bytes (``Request.head``: what ``write_to`` sends). On a terminal, binary bodies and
+    binary parts are replaced by a note and a body ends with a newline."""
+    out.write(request.head)
     stream = request.body_stream
     body = stream.readall() if stream is not None else request.body
     if body:
@@ -157,7 +158,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         description="Print an HTTP request as AFSerialization builds it, as it would go on "
                     "the wire (nothing is sent).",
         epilog="items: name=value (parameter), name:=json (JSON parameter), name@path (file "
-               "part), Header:value (header). Run 'python3 -m afserialization.demo' for the "
+               "part), Header:value (header). In a source checkout, scripts/demo.sh runs the "
                "end-to-end upload demo.")
     parser.add_argument("--version", action="version", version=_version())
     parser.add_argument("method", help="HTTP method, e.g. GET or POST")

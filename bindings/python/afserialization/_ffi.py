@@ -185,6 +185,7 @@ _CHECKS = {_STATUS: check_status, _HANDLE: check_handle, _OWNED: check_owned_str
 _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     # 1. version and conventions
     ("afs_version", c_char_p, [], None),
+    ("afs_version_number", c_uint, [], None),
     ("afs_free", None, [c_void_p], None),
     # 2. errors
     ("afs_status_name", c_char_p, [c_int], None),
@@ -200,6 +201,10 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_value_new_data", c_value_p, [c_void_p, c_size_t], None),
     ("afs_value_dict_set", c_int, [c_value_p, c_char_p, c_size_t, c_value_p, _E], _STATUS),
     ("afs_value_append", c_int, [c_value_p, c_value_p, _E], _STATUS),
+    ("afs_value_dict_set_new_dict", c_value_p, [c_value_p, c_char_p, c_size_t, _E], _HANDLE),
+    ("afs_value_dict_set_new_array", c_value_p, [c_value_p, c_char_p, c_size_t, _E], _HANDLE),
+    ("afs_value_append_new_dict", c_value_p, [c_value_p, _E], _HANDLE),
+    ("afs_value_append_new_array", c_value_p, [c_value_p, _E], _HANDLE),
     ("afs_value_parse_json", c_value_p, [c_char_p, c_size_t, _E], _HANDLE),
     ("afs_value_kind_of", c_int, [c_value_p], None),
     ("afs_value_free", None, [c_value_p], None),
@@ -250,6 +255,11 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_request_allows_cellular_access", c_bool, [c_request_p], None),
     ("afs_request_network_service_type", c_int, [c_request_p], None),
     ("afs_request_write_body_to_file", c_request_p, [c_request_p, c_char_p, _E], _HANDLE),
+    # URLs and the request as HTTP/1.1 bytes (issue 14)
+    ("afs_url_resolve", c_void_p, [c_char_p, c_char_p, _E], _OWNED),
+    ("afs_serializer_set_base_url", c_int, [c_serializer_p, c_char_p, _E], _STATUS),
+    ("afs_request_copy_head", c_void_p, [c_request_p, POINTER(c_size_t), _E], _OWNED),
+    ("afs_request_write_to_fd", c_int, [c_request_p, c_int, POINTER(c_uint64), _E], _STATUS),
     # 7. multipart
     ("afs_serializer_multipart_form", c_form_p,
      [c_serializer_p, c_char_p, c_char_p, c_value_p, _E], _HANDLE),

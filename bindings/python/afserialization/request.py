@@ -1,11 +1,12 @@
 """Serialized requests (``afs_request``) and their case-insensitive header views."""
 from __future__ import annotations
 
+import ctypes
+import errno
 import os
 from collections.abc import Mapping, MutableMapping
 from ctypes import byref, string_at
 from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union)
-from urllib.parse import urlsplit
 
 from . import _transfer
 from ._ffi import c_size_t, lib
@@ -291,26 +292,67 @@ class Request(HandleOwner):
 
     # -- presentation ---------------------------------------------------------------------
 
+    @property
+    def head(self) -> bytes:
+        """The request head exactly as it goes on the wire (``afs_request_copy_head``):
+        ``METHOD target HTTP/1.1`` with the origin-form target (path and query, ``/`` for an
+        empty path, never the fragment), ``Host`` from the URL (without userinfo; a ``Host``
+        header of the request replaces it), ``Authorization: Basic`` from the URL's userinfo
+        unless the request sets one, the headers in order, ``Content-Length`` for a request
+        with a body that has none (and no ``Transfer-Encoding``), and the blank line.
+
+        Raises:
+            BadURLError: the URL has no host.
+        """
+        return lib.afs_request_copy_head(self._h.get(), None).encode("utf-8")
+
     def wire_head(self) -> bytes:
-        """The request line and headers as an HTTP/1.1 client puts them on the wire, ending
-        with the blank line. Like a client, it adds ``Host`` (from the URL) and, for a
-        request with a body, ``Content-Length`` when the request has none."""
-        url = self.url
-        parts = urlsplit(url)
-        target = parts.path or "/"
-        if parts.query or url.split("#", 1)[0].endswith("?"):
-            target += "?" + parts.query
-        lines = [f"{self.method} {target} HTTP/1.1"]
-        items = self.headers.items()
-        if not any(k.lower() == "host" for k, _ in items) and parts.netloc:
-            lines.append(f"Host: {parts.netloc.rsplit('@', 1)[-1]}")
-        lines += [f"{k}: {v}" for k, v in items]
-        framed = any(k.lower() in ("content-length", "transfer-encoding") for k, _ in items)
-        if not framed:
-            body = self.body
-            if body is not None:
-                lines.append(f"Content-Length: {len(body)}")
-        return ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
+        """The same as :attr:`head` (kept for callers of the earlier name)."""
+        return self.head
+
+    def write_to(self, target: Any) -> int:
+        """Writes the head and the body to ``target`` (``afs_request_write_to_fd``; file
+        parts of a multipart body go through ``sendfile``/``copy_file_range``) and returns
+        the bytes written.
+
+        ``target`` is a socket, a file object with ``fileno()`` (flushed first; its position
+        is updated afterwards) or a raw file descriptor. A socket with a timeout or in
+        non-blocking mode is written as far as it takes and waited on until writable (the C
+        call resumes where it stopped), with the socket's timeout as the limit for each wait.
+        After a complete write, calling again writes the whole request again.
+
+        Raises:
+            StreamIOError (``bytes_written`` says how far it got; calling again resumes),
+            BadURLError, and the body stream's errors.
+        """
+        import select
+        import socket as _socket
+        from .body_stream import _descriptor
+        from .errors import SerializationError
+        timeout = target.gettimeout() if isinstance(target, _socket.socket) else None
+        if isinstance(target, _socket.socket):
+            fd, restore = target.fileno(), (lambda: None)
+        else:
+            fd, restore = _descriptor(target)
+        ptr = self._h.get()
+        total = 0
+        try:
+            while True:
+                written = ctypes.c_uint64(0)
+                try:
+                    lib.afs_request_write_to_fd(ptr, fd, ctypes.byref(written))
+                    return total + written.value
+                except SerializationError as e:
+                    total += written.value
+                    if e.os_errno in (errno.EAGAIN, errno.EWOULDBLOCK):
+                        _, ready, _ = select.select([], [fd], [], timeout)
+                        if ready:
+                            continue
+                        e.message += f" (not writable within the socket's timeout of {timeout} s)"
+                    e.bytes_written = total  # type: ignore[attr-defined]
+                    raise
+        finally:
+            restore()
 
     def __repr__(self) -> str:
         if self._h.closed:

@@ -268,11 +268,18 @@ class HTTPRequestSerializer(HandleOwner):
 
     _KIND = 0
 
-    def __init__(self) -> None:
+    def __init__(self, *, base_url: Optional[str] = None) -> None:
         """A serializer with AFNetworking's defaults: ``Accept-Language`` and ``User-Agent``
-        headers, URI methods GET/HEAD/DELETE, UTF-8, NSURLRequest's properties."""
+        headers, URI methods GET/HEAD/DELETE, UTF-8, NSURLRequest's properties.
+
+        ``base_url`` (AFHTTPSessionManager's ``baseURL``): relative references given to
+        :meth:`request` and :meth:`multipart_form` resolve against it; see
+        :attr:`base_url`."""
         self._h = CHandle(lib.afs_serializer_new(self._KIND), lib.raw.afs_serializer_free,
                           "afs_serializer")
+        self._base_url: Optional[str] = None
+        if base_url is not None:
+            self.base_url = base_url
         self._uri_methods: FrozenSet[str] = frozenset(("GET", "HEAD", "DELETE"))
         self._string_encoding = StringEncoding.UTF8
         self._styles = (ArrayStyle.BRACKETS, BoolStyle.NUMERIC, SpaceStyle.PERCENT)
@@ -492,6 +499,36 @@ class HTTPRequestSerializer(HandleOwner):
     def network_service_type(self, value: int) -> None:
         self._set_property("network_service_type", int(value))
 
+    # -- base URL -------------------------------------------------------------------------
+
+    @property
+    def base_url(self) -> Optional[str]:
+        """AFHTTPSessionManager's ``baseURL`` (``afs_serializer_set_base_url``), or ``None``.
+
+        Relative references (``"users/1"``, ``"/users/1"``, ``"?page=2"``) resolve against
+        it by RFC 3986 section 5.2; absolute URLs ignore it. As in AFNetworking, a base whose
+        path is not empty and lacks a trailing ``/`` gets one:
+        ``https://api.example.com/v1`` resolves ``users`` to
+        ``https://api.example.com/v1/users``. Setting ``None`` clears it.
+
+        Raises (setting):
+            BadURLError: not an absolute URL, or refused by URL intake.
+        """
+        return self._base_url
+
+    @base_url.setter
+    def base_url(self, value: Optional[str]) -> None:
+        if value is None:
+            lib.afs_serializer_set_base_url(self._h.get(), None)
+            self._base_url = None
+            return
+        lib.afs_serializer_set_base_url(self._h.get(), cstr(value, "base_url", BadURLError))
+        # What the library stored (after intake and the slash rule): the empty reference
+        # resolves to it (without its fragment).
+        ptr = lib.afs_serializer_request(self._h.get(), b"GET", b"", None)
+        with Request._adopt(ptr) as r:
+            self._base_url = r.url
+
     # -- building requests ---------------------------------------------------------------
 
     def request(self, method: str, url: str, params: Params = None) -> Request:
@@ -499,7 +536,10 @@ class HTTPRequestSerializer(HandleOwner):
 
         Args:
             method: an HTTP token, e.g. ``"GET"``.
-            url: an absolute RFC 3986 URI, kept byte for byte except for the query.
+            url: an absolute URL, or a relative reference when :attr:`base_url` is set;
+                after URL intake (a valid RFC 3986 URI is kept byte for byte; space,
+                non-ASCII and other bytes RFC 3986 does not allow are percent-encoded; a
+                non-ASCII host becomes its IDNA A-label), resolved, then the query added.
             params: plain Python objects (see :mod:`afserialization.values`), a
                 :class:`~afserialization.Value`, or ``None`` for no parameters.
 
@@ -570,9 +610,11 @@ class JSONRequestSerializer(HTTPRequestSerializer):
 
     _KIND = 1
 
-    def __init__(self, options: Any = JSONWritingOptions.NONE) -> None:
-        """``options``: :class:`JSONWritingOptions`, an int, a flag name or a list of them."""
-        super().__init__()
+    def __init__(self, options: Any = JSONWritingOptions.NONE, *,
+                 base_url: Optional[str] = None) -> None:
+        """``options``: :class:`JSONWritingOptions`, an int, a flag name or a list of them;
+        ``base_url``: see :attr:`HTTPRequestSerializer.base_url`."""
+        super().__init__(base_url=base_url)
         if options:
             self.options = options
 
@@ -597,9 +639,11 @@ class PropertyListRequestSerializer(HTTPRequestSerializer):
 
     _KIND = 2
 
-    def __init__(self, format: Any = PropertyListFormat.XML) -> None:  # noqa: A002
-        """``format``: :class:`PropertyListFormat`, ``"xml"``/``"binary"`` or 100/200."""
-        super().__init__()
+    def __init__(self, format: Any = PropertyListFormat.XML, *,  # noqa: A002
+                 base_url: Optional[str] = None) -> None:
+        """``format``: :class:`PropertyListFormat`, ``"xml"``/``"binary"`` or 100/200;
+        ``base_url``: see :attr:`HTTPRequestSerializer.base_url`."""
+        super().__init__(base_url=base_url)
         if _coerce(PropertyListFormat, format) != PropertyListFormat.XML:
             self.format = format
 
