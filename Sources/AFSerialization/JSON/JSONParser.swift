@@ -578,6 +578,13 @@ struct JSONReader: ~Copyable {
     /// Continues a string at its first backslash (`i`), unescaping into `scratch`, which
     /// holds the bytes before it.
     mutating func escapedString(_ open: Int) throws -> String {
+        try unescapeIntoScratch(open)
+        return scratch.toString()
+    }
+
+    /// The rest of a string with escapes, unescaped and appended to `scratch`; `i` ends
+    /// after the closing quote. (`JSONToPickle` takes the bytes from `scratch` directly.)
+    mutating func unescapeIntoScratch(_ open: Int) throws {
         while true {
             let runStart = i
             while i &+ 8 <= n && JSONReader.stringStopMask(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) == 0 {
@@ -595,7 +602,7 @@ struct JSONReader: ~Copyable {
             guard i < n else { throw unterminated(open) }
             if c == asciiQuote {
                 i &+= 1
-                return scratch.toString()
+                return
             }
             if c < 0x20 { throw controlCharacter() }
             // A backslash.

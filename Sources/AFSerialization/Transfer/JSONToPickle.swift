@@ -8,9 +8,12 @@
 /// the nearest double, as Foundation (and the tree) reads them, unless `exactIntegers` asks
 /// for the exact `int` (`LONG1`/`LONG4`, as `json.loads` keeps them). Dictionary keys are written once and then referred
 /// to through the pickle memo (`MEMOIZE`, `BINGET`), so Python shares one `str` per key as
-/// `json.loads` does; a repeated key in one object keeps its first position and takes the
+/// `json.loads` does (short string values too, up to 24 bytes); a repeated key in one object keeps its first position and takes the
 /// last value in Python's `dict` too.
 public enum JSONToPickle {
+    /// String values up to this many bytes are memoized like keys.
+    static let sharedStringLimit = 24
+
     /// The pickle of the JSON `text` in `malloc` memory (free with `free`) and its length.
     /// - Throws: `.invalidJSON` as `JSONParser.parse(_:allowFragments:)`.
     public static func transcode(_ text: UnsafeBufferPointer<UInt8>, allowFragments: Bool,
@@ -89,7 +92,21 @@ extension JSONReader {
                     continue outer
                 }
             case 0x22:
-                try transcodeString { w.stringBytes($0) }
+                // Short strings (enumerations, tags, names) go through the memo like keys:
+                // Python then shares one str per distinct text instead of making one each.
+                let inInput = UnsafePointer(p + (i &+ 1))
+                try transcodeString { bytes in
+                    if bytes.count <= JSONToPickle.sharedStringLimit && bytes.baseAddress == inInput {
+                        if let index = keyMemo.find(bytes) {
+                            w.memoGet(index)
+                        } else {
+                            w.stringBytes(bytes)
+                            if keyMemo.hasRoom, let index = w.memoize() { keyMemo.insert(bytes, index) }
+                        }
+                    } else {
+                        w.stringBytes(bytes)
+                    }
+                }
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 let start = i
                 switch try number() {
@@ -167,7 +184,7 @@ extension JSONReader {
                 w.memoGet(index)
             } else {
                 w.stringBytes(bytes)
-                if plain, let index = w.memoize() { memo.insert(bytes, index) }
+                if plain && memo.hasRoom, let index = w.memoize() { memo.insert(bytes, index) }
             }
         }
         skipWhitespace()
@@ -196,8 +213,8 @@ extension JSONReader {
             if c == 0x5C {
                 scratch.truncate(to: 0)
                 scratch.append(UnsafeBufferPointer(start: p + start, count: i &- start))
-                var s = try escapedString(open)
-                s.withUTF8 { emit($0) }
+                try unescapeIntoScratch(open)
+                scratch.withBytes { emit($0) }
                 return
             }
             if c < 0x20 { throw controlCharacter() }
@@ -315,8 +332,11 @@ struct KeyMemo {
         }
     }
 
+    /// Whether another text can be remembered (at most 65,536).
+    var hasRoom: Bool { starts.count < 65536 }
+
     mutating func insert(_ b: UnsafeBufferPointer<UInt8>, _ index: UInt32) {
-        guard starts.count < 65536, let base = b.baseAddress else { return }
+        guard hasRoom, let base = b.baseAddress else { return }
         if slots.isEmpty || (starts.count + 1) * 2 > slots.count { grow() }
         let mask = slots.count - 1
         var s = KeyMemo.hash(b) & mask

@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import io
 import pickle
-from ctypes import string_at
-from typing import Any, NoReturn, Optional
+import threading
+from ctypes import byref, c_size_t, c_void_p, string_at
+from typing import Any, NoReturn, Optional, Tuple
 
-__all__ = ["dumps", "loads", "take", "SafeUnpickler"]
+__all__ = ["dumps", "loads", "take", "SafeUnpickler", "scratch"]
 
 _PROTOCOL = 5 if pickle.HIGHEST_PROTOCOL >= 5 else 4
 
@@ -58,3 +59,19 @@ def take(address: int, length: int, free: Any) -> bytes:
         return string_at(address, length)
     finally:
         free(address)
+
+
+_local = threading.local()
+
+
+def scratch() -> Tuple[Any, Any, Any, Any, Any, Any]:
+    """This thread's out-parameters for one bulk call, made once per thread:
+    ``(error, byref(error), address, byref(address), length, byref(length))``. A call
+    reads them before it returns, so reusing them saves three ctypes objects per call."""
+    try:
+        return _local.scratch  # type: ignore[no-any-return]
+    except AttributeError:
+        from ._ffi import afs_error
+        err, address, length = afs_error(), c_void_p(), c_size_t()
+        _local.scratch = (err, byref(err), address, byref(address), length, byref(length))
+        return _local.scratch  # type: ignore[no-any-return]

@@ -391,16 +391,16 @@ class HTTPResponseSerializer(HandleOwner):
             buf, n = data, len(data)
         else:
             buf, n, _ = _body_arg(data)
-        err = _ffi.afs_error()
         document = None
         if _JSON_VIA_PYTHON:
-            address = c_void_p()
-            length = c_size_t()
-            status = _response_pickle(self._h.get(), code, ct, buf, n, byref(address),
-                                      byref(length), byref(err))
+            err, eref, address, aref, length, lref = _scratch()
+            status = _response_pickle(self._h.get(), code, ct, buf, n, aref, lref, eref)
+            if status:
+                err = _ffi.afs_error.from_buffer_copy(err)  # before loads can run other code
             if address:
-                document = _transfer.loads(_transfer.take(address.value, length.value, _free))
+                document = _loads(_take(address.value, length.value, _free))
         else:
+            err = _ffi.afs_error()
             out = c_value_p()
             status = lib.afs_response_object(self._h.get(), code, ct, buf, n, byref(out),
                                              byref(err))
@@ -409,7 +409,7 @@ class HTTPResponseSerializer(HandleOwner):
                     document = tree_to_python(cast(out, c_void_p).value)
                 finally:
                     lib.raw.afs_value_free(out)
-        if status != Status.OK:
+        if status:
             exc = err.to_exception(status)
             if isinstance(exc, UnacceptableStatusError):
                 exc.status_code = code
@@ -610,6 +610,9 @@ class CompoundResponseSerializer(HTTPResponseSerializer):
 
 
 _response_pickle = lib.raw.afs_response_object_pickle
+_scratch = _transfer.scratch
+_loads = _transfer.loads
+_take = _transfer.take
 _free = lib.raw.afs_free
 #: Encoded Content-Type values seen often (``cstr`` for the others).
 _CONTENT_TYPES = {t: t.encode("ascii") for t in (

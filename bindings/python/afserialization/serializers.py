@@ -556,14 +556,13 @@ class HTTPRequestSerializer(HandleOwner):
             # One crossing: the parameters as one pickle in, the request's snapshot out.
             data = b"" if params is None else _transfer.dumps(params)
             if data is not None:
-                snapshot = c_void_p()
-                length = c_size_t()
                 try:
                     if self._query_serializer is None:  # no callback: the plain function
+                        _, eref, snapshot, sref, length, lref = _transfer.scratch()
                         ptr = _request_pickle_raw(self._h.get(), m, u, data, len(data),
-                                                  byref(snapshot), byref(length),
-                                                  byref(_ffi.afs_error()))
+                                                  sref, lref, eref)
                     else:
+                        snapshot, length = c_void_p(), c_size_t()
                         with _Calling(params):
                             ptr = _request_pickle(self._h.get(), m, u, data, len(data),
                                                   byref(snapshot), byref(length))

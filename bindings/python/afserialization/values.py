@@ -22,7 +22,10 @@ containers nested deeper than 512 levels raise
 an int outside int64 raises :class:`~afserialization.ValueOutOfRangeError` (an
 ``OverflowError``); a ``str`` holding a lone surrogate reaches the library as the bytes
 Python's ``surrogatepass`` gives and fails there with
-:class:`~afserialization.InvalidUTF8Error`. Errors name the path, e.g. ``params['a'][2]``.
+:class:`~afserialization.InvalidUTF8Error`. Errors say the cause first and then where,
+e.g. ``the integer … is outside int64 (at params['a'][2])``; a deep path keeps its first
+three and last two steps and says how many levels it has; a container that contains
+itself is named a cycle.
 
 Back to Python (:meth:`Value.to_python`, and every decoded response): dictionary ``dict``
 (keys in order), array ``list``, string ``str``, data ``bytes``, bool, integer ``int``,
