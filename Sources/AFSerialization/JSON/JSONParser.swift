@@ -659,6 +659,14 @@ struct JSONReader: ~Copyable {
     /// Continues a string at its first backslash (`i`), unescaping into `scratch`, which
     /// holds the bytes before it.
     mutating func escapedString(_ open: Int) throws -> String {
+        try unescapeIntoScratch(open)
+        try charge(scratch.count)
+        return try scratch.toString()
+    }
+
+    /// The rest of a string with escapes, unescaped and appended to `scratch`; `i` ends
+    /// after the closing quote. (`JSONToPickle` takes the bytes from `scratch` directly.)
+    mutating func unescapeIntoScratch(_ open: Int) throws {
         while true {
             let runStart = i
             while i &+ 8 <= n && JSONReader.stringStopMask(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) == 0 {
@@ -676,8 +684,7 @@ struct JSONReader: ~Copyable {
             guard i < n else { throw unterminated(open) }
             if c == asciiQuote {
                 i &+= 1
-                try charge(scratch.count)
-                return try scratch.toString()
+                return
             }
             if c < 0x20 { throw controlCharacter() }
             // A backslash.
