@@ -112,7 +112,9 @@ extension JSONReader {
                 switch try number() {
                 case .int(let x): w.int(x)
                 case .double(let d):
-                    if exactIntegers && isIntegerLiteral(start, i) && !(i - start == 2 && p[start] == UInt8(ascii: "-")) {
+                    // Exact up to 4,300 digits (CPython's own limit for int(str)): the conversion is
+                    // quadratic in the digits, so longer literals stay doubles.
+                    if exactIntegers && i - start <= 4301 && isIntegerLiteral(start, i) && !(i - start == 2 && p[start] == UInt8(ascii: "-")) {
                         w.bigInt(decimal: UnsafeBufferPointer(start: p + start, count: i - start))
                     } else {
                         w.double(d)
