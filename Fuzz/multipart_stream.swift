@@ -10,7 +10,7 @@
 // `finish()` and a random sequence of reads (1..70000 bytes), seeks (sometimes past the end),
 // rewinds, `write(to:)` into a file, on the stream and on a second reader of the same body.
 //
-// An independent builder makes the expected body from the script (DESIGN.md, "Multipart":
+// An independent builder makes the expected body from the script (docs/DESIGN.md, "Multipart":
 // boundary lines, `Name: value` headers, escaped names, `\r\n--B--\r\n`). Properties:
 // - refused appends fail with `.invalidHeader` and add no part; `finish()` refuses the
 //   boundary (`.invalidArgument`) exactly when `--B` occurs in some part's headers or
@@ -317,7 +317,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             case .string(let s): body = Array(s.utf8)
             case .data(let d): body = d
             case .null: body = []
-            default: body = value.textBytes()
+            default: body = (try? value.textBytes()) ?? []
             }
             script.parts.append(ExpectedPart(headers: [("Content-Disposition", disposition(n, nil))], body: body, inMemory: true))
         }

@@ -17,7 +17,7 @@
 
 typealias Pair = (name: [UInt8], value: Value)
 
-/// The reference walk of the bracket convention (DESIGN.md, "Query strings").
+/// The reference walk of the bracket convention (docs/DESIGN.md, "Query strings").
 func referencePairs(_ v: Value, name: [UInt8], style: QueryStyle, top: Bool, into out: inout [Pair]) {
     switch v {
     case .dict(let d):
@@ -49,7 +49,7 @@ func referencePairs(_ v: Value, name: [UInt8], style: QueryStyle, top: Bool, int
     }
 }
 
-/// The text form of a scalar (DESIGN.md, "Values").
+/// The text form of a scalar (docs/DESIGN.md, "Values").
 func textForm(_ v: Value, literal: Bool) -> [UInt8] {
     switch v {
     case .string(let s): return Array(s.utf8)

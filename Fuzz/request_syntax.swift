@@ -1,75 +1,166 @@
 // Fuzz target: what a request puts on the wire — method, URL, headers, parameters — for
 // any input, so that nothing a caller passes can inject a header, split a request line or
-// leave a malformed URL (DESIGN.md: request checks).
+// leave a malformed URL (docs/DESIGN.md, "Requests").
 //
 // The input is a script: a URL (pieces of URLs that stress the checks, or raw bytes), a
 // method (a token or not), serializer headers (names and values valid or not), the kind
 // (HTTP, JSON, plist), the URI methods, and a parameters tree. Properties:
-// - `HTTPSyntax.validateURL` accepts exactly what an independent reference accepts: a scheme
-//   (`ALPHA *(ALPHA / DIGIT / + / - / .)` then `:`), then only unreserved, reserved and
-//   `%XX` characters, at most one `#`, and brackets only as one `[...]` IP literal that is
-//   the whole host of the authority (optionally followed by `:` and the rest of it);
+// - `HTTPSyntax.intakeURL` (URL intake, DESIGN.md "URLs") gives exactly what an independent
+//   reference gives: refused for control characters, a missing scheme, a malformed host
+//   (IP literal checked by inet_pton, ASCII reg-name of unreserved, sub-delims and %XX) or
+//   a port beyond 65535; otherwise the same bytes, with what RFC 3986 does not allow in the
+//   userinfo, path, query and fragment percent-encoded and a bare '%' as %25 (a non-ASCII
+//   host goes to IDNA: its output is only checked to be ASCII); intake is idempotent;
 //   refusals are `.badURL` and a refusal that names an offset names one inside the URL;
 // - `validateMethod` accepts exactly non-empty RFC 9110 tokens (`.invalidMethod`), and
 //   `setHeader` exactly token names and values without CR, LF or NUL (`.invalidHeader`),
 //   storing nothing when it refuses;
 // - `request(method:url:params:)` succeeds exactly when the method and URL are accepted and
 //   the parameters can be written for that kind; then the method is the one given, every
-//   header is a token and a value without CR/LF/NUL, the final URL passes `validateURL`, and
+//   header is a token and a value without CR/LF/NUL, the final URL passes `validateURL`
+//   (intake keeps it unchanged), and
 //   the parameters are where AFNetworking puts them: in the URL (`appendingQuery`, before
 //   any `#`) for URI methods, else a form body equal to the query string (HTTP), or a body
 //   the JSON / plist reader reads back to the parameters.
 @testable import AFSerialization
+import Glibc
 
-// MARK: - The reference URL check
+// MARK: - The reference URL intake
 
 func isLetterRef(_ c: UInt8) -> Bool { (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) }
 func isDigitRef(_ c: UInt8) -> Bool { c >= 0x30 && c <= 0x39 }
 func isHexRef(_ c: UInt8) -> Bool { isDigitRef(c) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66) }
-let unreservedAndReserved = Set(Array("-._~:/?@!$&'()*+,;=".utf8))
+let unreservedRef = Set(Array("-._~".utf8))
+let subDelimsRef = Set(Array("!$&'()*+,;=".utf8))
+func isUnreservedRef(_ c: UInt8) -> Bool { isLetterRef(c) || isDigitRef(c) || unreservedRef.contains(c) }
 
-func referenceAcceptsURL(_ u: [UInt8]) -> Bool {
-    guard let colon = u.firstIndex(of: UInt8(ascii: ":")), colon > 0, isLetterRef(u[0]) else { return false }
-    let schemeOK = u[..<colon].allSatisfy { isLetterRef($0) || isDigitRef($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") }
-    guard schemeOK else { return false }
-    let rest = Array(u[(colon + 1)...])
-    // Characters.
+/// What the reference makes of a URL: refused, accepted as these bytes, or accepted with a
+/// non-ASCII host that IDNA converts (the bytes are then not predicted).
+enum ReferenceIntake: Equatable { case refused, accepted([UInt8]), idnaHost }
+
+/// Percent-encodes the bytes outside `keep` (and a '%' without two hex digits).
+func encodeRef(_ s: ArraySlice<UInt8>, keep: (UInt8) -> Bool) -> [UInt8] {
+    let a = Array(s)
+    var out: [UInt8] = []
     var i = 0
-    var hashes = 0
-    while i < rest.count {
-        let c = rest[i]
-        if c == UInt8(ascii: "%") {
-            guard i + 2 < rest.count, isHexRef(rest[i + 1]), isHexRef(rest[i + 2]) else { return false }
+    while i < a.count {
+        if a[i] == UInt8(ascii: "%") && i + 2 < a.count && isHexRef(a[i + 1]) && isHexRef(a[i + 2]) {
+            out += a[i...(i + 2)]
             i += 3
             continue
         }
-        if c == UInt8(ascii: "#") {
-            hashes += 1
-        } else if !(isLetterRef(c) || isDigitRef(c) || unreservedAndReserved.contains(c) || c == UInt8(ascii: "[") || c == UInt8(ascii: "]")) {
-            return false
+        if a[i] != UInt8(ascii: "%") && keep(a[i]) {
+            out.append(a[i])
+        } else {
+            let hex = Array("0123456789ABCDEF".utf8)
+            out += [UInt8(ascii: "%"), hex[Int(a[i] >> 4)], hex[Int(a[i] & 15)]]
         }
         i += 1
     }
-    guard hashes <= 1 else { return false }
-    // Brackets.
-    let isBracket = { (c: UInt8) in c == UInt8(ascii: "[") || c == UInt8(ascii: "]") }
-    var authority: ArraySlice<UInt8> = []
-    var afterAuthority = rest[...]
-    if rest.starts(with: Array("//".utf8)) {
-        let end = rest[2...].firstIndex { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "?") || $0 == UInt8(ascii: "#") } ?? rest.count
-        authority = rest[2..<end]
-        afterAuthority = rest[end...]
+    return out
+}
+
+/// An IP literal's inside: IPv6 (glibc's inet_pton decides) with an optional RFC 6874
+/// zone, or IPvFuture.
+func referenceIPLiteral(_ a: ArraySlice<UInt8>) -> Bool {
+    if let v = a.first, v == UInt8(ascii: "v") || v == UInt8(ascii: "V") {
+        guard let dot = a.firstIndex(of: UInt8(ascii: ".")), dot > a.startIndex + 1, dot < a.endIndex - 1 else { return false }
+        return a[(a.startIndex + 1)..<dot].allSatisfy(isHexRef)
+            && a[(dot + 1)...].allSatisfy { isUnreservedRef($0) || subDelimsRef.contains($0) || $0 == UInt8(ascii: ":") }
     }
-    if afterAuthority.contains(where: isBracket) { return false }
-    let brackets = authority.filter(isBracket)
-    if brackets.isEmpty { return true }
-    guard brackets == [UInt8(ascii: "["), UInt8(ascii: "]")] else { return false }
-    let host = authority.lastIndex(of: UInt8(ascii: "@")).map { authority[($0 + 1)...] } ?? authority
-    guard host.first == UInt8(ascii: "["), let close = host.firstIndex(of: UInt8(ascii: "]")) else { return false }
-    // The userinfo before the host holds no bracket (the two are in the host).
-    guard !authority[..<host.startIndex].contains(where: isBracket) else { return false }
-    let after = host[(close + 1)...]
-    return after.isEmpty || after.first == UInt8(ascii: ":")
+    var addr = a
+    if let pct = a.firstIndex(of: UInt8(ascii: "%")) {
+        let zone = a[pct...]
+        guard zone.count > 3, zone.starts(with: Array("%25".utf8)) else { return false }
+        let name = Array(zone.dropFirst(3))
+        var i = 0
+        while i < name.count {
+            if name[i] == UInt8(ascii: "%") {
+                guard i + 2 < name.count, isHexRef(name[i + 1]), isHexRef(name[i + 2]) else { return false }
+                i += 3
+            } else {
+                guard isUnreservedRef(name[i]) else { return false }
+                i += 1
+            }
+        }
+        addr = a[..<pct]
+    }
+    var buf = [UInt8](repeating: 0, count: 16)
+    return inet_pton(AF_INET6, String(decoding: addr, as: UTF8.self), &buf) == 1
+}
+
+/// URL intake by the rules of DESIGN.md, written independently of the library: control
+/// characters refused; spaces around dropped; a scheme required (no base URL here); in
+/// userinfo, path, query and fragment what RFC 3986 does not allow there percent-encoded;
+/// a host that is an IP literal, an ASCII reg-name (unreserved, sub-delims, %XX), or
+/// non-ASCII (IDNA); a port of digits up to 65535.
+func referenceIntake(_ input: [UInt8]) -> ReferenceIntake {
+    if input.contains(where: { $0 < 0x20 || $0 == 0x7F }) { return .refused }
+    var u = input[...]
+    while u.first == 0x20 { u = u.dropFirst() }
+    while u.last == 0x20 { u = u.dropLast() }
+    guard let colon = u.firstIndex(of: UInt8(ascii: ":")), colon > u.startIndex, isLetterRef(u[u.startIndex]),
+          u[..<colon].allSatisfy({ isLetterRef($0) || isDigitRef($0) || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ".") })
+    else { return .refused }
+    var out = Array(u[...colon])
+    var rest = u[(colon + 1)...]
+    var fragment: ArraySlice<UInt8>? = nil
+    if let h = rest.firstIndex(of: UInt8(ascii: "#")) { fragment = rest[(h + 1)...]; rest = rest[..<h] }
+    var query: ArraySlice<UInt8>? = nil
+    if let q = rest.firstIndex(of: UInt8(ascii: "?")) { query = rest[(q + 1)...]; rest = rest[..<q] }
+    let pathKeep = { (c: UInt8) in isUnreservedRef(c) || subDelimsRef.contains(c) || Array(":@/".utf8).contains(c) }
+    let queryKeep = { (c: UInt8) in pathKeep(c) || c == UInt8(ascii: "?") }
+    var idna = false
+    if rest.starts(with: Array("//".utf8)) {
+        let afterSlashes = rest.dropFirst(2)
+        let end = afterSlashes.firstIndex(of: UInt8(ascii: "/")) ?? afterSlashes.endIndex
+        var authority = afterSlashes[..<end]
+        rest = afterSlashes[end...]
+        out += Array("//".utf8)
+        if let at = authority.lastIndex(of: UInt8(ascii: "@")) {
+            out += encodeRef(authority[..<at]) { isUnreservedRef($0) || subDelimsRef.contains($0) || $0 == UInt8(ascii: ":") }
+            out.append(UInt8(ascii: "@"))
+            authority = authority[(at + 1)...]
+        }
+        var port: ArraySlice<UInt8>? = nil
+        if authority.first == UInt8(ascii: "[") {
+            guard let close = authority.firstIndex(of: UInt8(ascii: "]")),
+                  referenceIPLiteral(authority[(authority.startIndex + 1)..<close]) else { return .refused }
+            out += authority[...close]
+            let after = authority[(close + 1)...]
+            if !after.isEmpty {
+                guard after.first == UInt8(ascii: ":") else { return .refused }
+                port = after.dropFirst()
+            }
+        } else {
+            let c = authority.firstIndex(of: UInt8(ascii: ":"))
+            let host = authority[..<(c ?? authority.endIndex)]
+            if let c { port = authority[(c + 1)...] }
+            var i = host.startIndex
+            while i < host.endIndex {
+                let b = host[i]
+                if b >= 0x80 { idna = true; i += 1; continue }
+                if b == UInt8(ascii: "%") {
+                    guard i + 2 < host.endIndex, isHexRef(host[i + 1]), isHexRef(host[i + 2]) else { return .refused }
+                    i += 3
+                    continue
+                }
+                guard isUnreservedRef(b) || subDelimsRef.contains(b) else { return .refused }
+                i += 1
+            }
+            out += host
+        }
+        if let p = port {
+            let digits = p.drop { $0 == UInt8(ascii: "0") }
+            guard p.allSatisfy(isDigitRef), digits.count <= 5, digits.isEmpty || Int(String(decoding: digits, as: UTF8.self))! <= 65535 else { return .refused }
+            out.append(UInt8(ascii: ":"))
+            out += p
+        }
+    }
+    out += encodeRef(rest, keep: pathKeep)
+    if let q = query { out.append(UInt8(ascii: "?")); out += encodeRef(q, keep: queryKeep) }
+    if let f = fragment { out.append(UInt8(ascii: "#")); out += encodeRef(f, keep: queryKeep) }
+    return idna ? .idnaHost : .accepted(out)
 }
 
 // MARK: - Script pieces
@@ -79,7 +170,8 @@ let urlPieces: [String] = [
     "=", "@", ":", "[", "]", "[::1]", "[fe80::1%25en0]", "[v7.x]", ":8080", "user:pw@", "example.com",
     "a", "0", "%", "%2", "%20", "%zz", "%C3%A9", " ", "\t", "\r\n", "\0", "\"", "<", ">", "\\", "^",
     "`", "{", "|", "}", "é", "日", "\u{7F}", "-", ".", "_", "~", "!", "$", "'", "(", ")", "*", "+",
-    ",", ";", "path", "q=1", "frag",
+    ",", ";", "path", "q=1", "frag", "bücher", "xn--", ":65535", ":65536", "[::1%25eth0]", "[v1.x]", "%25",
+    "\u{200C}", "\u{5D0}", "\u{301}", " ",
 ]
 
 func urlBytes(_ inp: inout FuzzInput) -> [UInt8] {
@@ -130,21 +222,30 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let raw = urlBytes(&inp)
     let url = String(decoding: raw, as: UTF8.self)  // what a caller's String holds (bad UTF-8 repaired)
     let bytes = Array(url.utf8)
-    let expectURL = referenceAcceptsURL(bytes)
+    let reference = referenceIntake(bytes)
+    let expectURL = reference != .refused
     var urlError: AFSError? = nil
+    var intaken = ""
     do {
-        try HTTPSyntax.validateURL(url)
+        intaken = try HTTPSyntax.intakeURL(url)
     } catch let e as AFSError {
         urlError = e
     } catch {
-        fail("validateURL threw \(error)")
+        fail("intakeURL threw \(error)")
     }
     if let e = urlError {
-        require(!expectURL, "validateURL refused \(show(bytes)), which the reference accepts: \(e)")
-        require(e.status == .badURL, "validateURL failed with \(e), not .badURL")
-        if let at = namedOffset(e.message) { require(at < bytes.count, "validateURL names offset \(at) of \(bytes.count): \(e.message)") }
+        // IDNA may refuse a non-ASCII host the reference leaves to it.
+        require(!expectURL || (reference == .idnaHost && (e.message.contains("IDNA") || e.message.contains("host"))),
+                "intakeURL refused \(show(bytes)), which the reference accepts: \(e)")
+        require(e.status == .badURL, "intakeURL failed with \(e), not .badURL")
+        if let at = namedOffset(e.message) { require(at < bytes.count, "intakeURL names offset \(at) of \(bytes.count): \(e.message)") }
     } else {
-        require(expectURL, "validateURL accepted \(show(bytes)), which the reference refuses")
+        switch reference {
+        case .refused: fail("intakeURL accepted \(show(bytes)) as \(intaken), which the reference refuses")
+        case .accepted(let want): require(Array(intaken.utf8) == want, "intakeURL made \(show(bytes)) \(intaken), the reference \(show(want))")
+        case .idnaHost: require(intaken.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F }, "intakeURL left non-ASCII in \(intaken)")
+        }
+        require((try? HTTPSyntax.intakeURL(intaken)) == intaken, "intake is not idempotent on \(intaken)")
     }
 
     // The method.
@@ -198,7 +299,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let inURI = serializer.encodesParametersInURI(method)
     var refusals: Set<AFSStatus> = []
     if !methodOK { refusals.insert(.invalidMethod) }
-    if !expectURL { refusals.insert(.badURL) }
+    if urlError != nil { refusals.insert(.badURL) }
     var query: String? = nil
     var queryError: AFSError? = nil
     if let params, inURI || kind == .http {
@@ -213,7 +314,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if refusals.isEmpty {
             // Left: the writers (JSON, plist) and a query that made the URL invalid.
             if inURI, let q = query, !q.isEmpty {
-                require(e.status == .badURL && (try? HTTPSyntax.validateURL(HTTPSyntax.appendingQuery(q, to: url))) == nil,
+                require(e.status == .badURL && (try? HTTPSyntax.intakeURL(HTTPSyntax.appendingQuery(q, to: intaken))) == nil,
                         "request() failed with \(e) for a URL that stays valid with its query")
             } else if kind == .json, !inURI, let p = params {
                 require(e.status == .invalidJSON && (try? JSONWriter.data(p, options: serializer.jsonOptions)) == nil, "request() failed with \(e) but the JSON writer accepts the parameters")
@@ -242,15 +343,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     do { try HTTPSyntax.validateURL(request.url) } catch { fail("the final URL \(show(Array(request.url.utf8))) does not validate: \(error)") }
     if inURI {
-        let want = (query ?? "").isEmpty ? url : HTTPSyntax.appendingQuery(query!, to: url)
+        let want = (query ?? "").isEmpty ? intaken : HTTPSyntax.appendingQuery(query!, to: intaken)
         require(request.url == want, "the URL is \(request.url), expected \(want)")
         // The query sits before the fragment, and the fragment is unchanged.
-        if let hash = bytes.firstIndex(of: UInt8(ascii: "#")) {
-            require(request.url.utf8.reversed().starts(with: bytes[hash...].reversed()), "the fragment moved: \(request.url)")
+        let ib = Array(intaken.utf8)
+        if let hash = ib.firstIndex(of: UInt8(ascii: "#")) {
+            require(request.url.utf8.reversed().starts(with: ib[hash...].reversed()), "the fragment moved: \(request.url)")
         }
         require(request.body == nil || request.body!.isEmpty, "a URI method got a body")
     } else {
-        require(request.url == url, "the URL changed to \(request.url) for a body method")
+        require(request.url == intaken, "the URL changed to \(request.url) for a body method, expected \(intaken)")
         switch kind {
         case .http:
             require((request.body ?? []) == Array((query ?? "").utf8), "the form body differs from the query string")

@@ -5,14 +5,16 @@
  * AFURLRequestSerialization does: percent-escaped query strings, form, JSON and
  * property-list bodies, and streaming multipart/form-data bodies. It sends nothing
  * itself: hand the method, URL, headers and body to libcurl, http.client, requests or
- * any other HTTP stack.
+ * any other HTTP stack. Its response side (AFURLResponseSerialization) validates status
+ * codes and content types and decodes JSON and property-list bodies into values.
  *
  * Sections, in reading order:
  *   1. Version and conventions      5. Serializers
  *   2. Errors                       6. Requests
- *   3. Values                       7. Multipart forms
+ *   3. Values: building, walking    7. Multipart forms
  *   4. Helpers                      8. Body streams
- *                                   9. Response side
+ *                                   9. Response serializers
+ *                                  10. Bulk transfer (one call each way)
  *
  * CONVENTIONS
  *   - Opaque handles: afs_value, afs_serializer, afs_request, afs_form, afs_body_stream,
@@ -22,7 +24,9 @@
  *   - Returned `const char *` / `const uint8_t *` are borrowed: valid until their owner is
  *     freed or changed. Returned `char *` is owned by the caller: free it with afs_free().
  *   - Strings are UTF-8 and NUL-terminated, unless a length follows; a length of AFS_NTS
- *     means "NUL-terminated". Invalid UTF-8 is AFS_E_INVALID_UTF8.
+ *     means "NUL-terminated". Invalid UTF-8 is AFS_E_INVALID_UTF8. Every other length
+ *     above INT64_MAX is AFS_E_INVALID_ARGUMENT (or NULL / ignored where the function
+ *     returns no status), as is AFS_NTS where a byte count is required (data, bodies).
  *   - Every call that can fail takes `afs_error *err` last (it may be NULL) and returns an
  *     afs_status or NULL. On failure err->code and err->message are set; on success err is
  *     left untouched.
@@ -30,9 +34,25 @@
  *     AFS_E_INVALID_ARGUMENT, never a crash. Getters given NULL return NULL, 0 or false;
  *     void setters and the _free functions ignore NULL.
  *   - A handle argument marked "consumed" is owned by the library afterwards, also when the
- *     call fails.
+ *     call fails; the handle stays allocated as a spent handle owned by the tree it went
+ *     into, so a later call on it is AFS_E_STATE, never a memory error (section 3).
  *   - Threads: an afs_serializer or afs_response_serializer may be used from many threads
- *     at once. Values, requests, forms and body streams are used by one thread at a time.
+ *     at once. Requests, forms and body streams are used by one thread at a time. A value
+ *     tree is changed by one thread at a time; its const getters may run on many threads at
+ *     once while no thread changes it.
+ *   - fork(): the library's locks are taken before fork() and released after it in parent
+ *     and child (pthread_atfork), so a child forked while other threads were using a
+ *     serializer can use it (and every other handle it inherited).
+ *   - Callbacks: a call on a request, its body stream or a form from inside one of their
+ *     own callbacks (read, rewind, release, progress) returns AFS_E_STATE (reads -1, void
+ *     setters ignore it) and changes nothing; afs_request_free, afs_form_free and
+ *     afs_body_stream_close from there are deferred to the end of the running call. The
+ *     request and parameters a query callback receives are lent for the call: freeing or
+ *     changing them is ignored or refused.
+ *   - Memory: allocations that grow with the input are checked (AFS_E_NO_MEMORY, or NULL
+ *     from getters that lend copies). The Swift runtime's own small fixed allocations
+ *     (handle objects, a few bytes each) are not: like any allocation failure inside the
+ *     Swift runtime, they stop the process.
  */
 #ifndef AFSERIALIZATION_H
 #define AFSERIALIZATION_H
@@ -55,22 +75,29 @@ extern "C" {
 /* 1. Version and conventions                                                           */
 /* ===================================================================================== */
 
+/* The one place the version is written: the build, the Swift core, the Python package and
+ * its packaging read these three lines. */
 #define AFS_VERSION_MAJOR 0
 #define AFS_VERSION_MINOR 1
 #define AFS_VERSION_PATCH 0
-/** MAJOR*10000 + MINOR*100 + PATCH, for compile-time checks. */
+/** MAJOR*10000 + MINOR*100 + PATCH, for compile-time checks; afs_version_number() gives
+ *  the loaded library's. */
 #define AFS_VERSION_NUMBER (AFS_VERSION_MAJOR * 10000 + AFS_VERSION_MINOR * 100 + AFS_VERSION_PATCH)
 
-/** A string length meaning "the string is NUL-terminated". */
-#define AFS_NTS ((size_t)-1)
+/** A string length meaning "the string is NUL-terminated". Every other length must be at
+ *  most INT64_MAX (a larger one is AFS_E_INVALID_ARGUMENT). */
+#define AFS_NTS SIZE_MAX
 
 /** The library's version, "MAJOR.MINOR.PATCH". Static storage; never NULL. */
 AFS_API const char *afs_version(void);
+/** The library's AFS_VERSION_NUMBER, so a program can check that the header it was built
+ *  with matches the library it runs with:
+ *  `if (afs_version_number() / 10000 != AFS_VERSION_MAJOR) ...` */
+AFS_API unsigned afs_version_number(void);
 
 /** Frees memory the library returned as owned (`char *` results, afs_string_new). NULL is
  *  ignored. */
 AFS_API void afs_free(void *p);
-
 /* ===================================================================================== */
 /* 2. Errors                                                                            */
 /* ===================================================================================== */
@@ -91,7 +118,9 @@ typedef enum afs_status {
     AFS_E_FILE = 10,                  /**< a file could not be opened or stat'ed when appended */
     AFS_E_IO = 11,                    /**< a read or write failed while streaming or writing a body */
     AFS_E_LENGTH_MISMATCH = 12,       /**< a part source yielded fewer or more bytes than declared */
-    AFS_E_STATE = 13,                 /**< call on a spent form or a closed stream */
+    AFS_E_STATE = 13,                 /**< call on a spent form, a closed stream, a spent
+                                           (consumed) value, or from inside a callback of
+                                           the same request, stream or form */
     AFS_E_UNSUPPORTED = 14,           /**< e.g. rewinding a callback part that has no rewind function */
     AFS_E_NO_MEMORY = 15,             /**< allocation failed */
     AFS_E_UNACCEPTABLE_STATUS = 16,   /**< response status outside the acceptable ranges */
@@ -114,8 +143,28 @@ typedef struct afs_error {
  *  Static storage. */
 AFS_API const char *afs_status_name(afs_status status);
 
+/*
+ * Out of memory (AFS_E_NO_MEMORY). Every allocation whose size grows with the input is
+ * checked: output buffers (bodies, query strings, escaped and returned strings), copies
+ * of part bodies and header blocks, parser stacks, and the arrays, strings and tables
+ * built while decoding or writing (their size is asked of malloc first). When one fails
+ * the call returns AFS_E_NO_MEMORY, os_errno ENOMEM, "out of memory: could not allocate N
+ * bytes for WHAT", and nothing is half-done: no handle is created, a form or value is as
+ * it was before the call, a body stream can be read again. The small fixed allocations of
+ * the Swift runtime itself (objects of a few dozen bytes, short strings and arrays below
+ * 16 KiB, type metadata, a thread's first use of the runtime) are not checked: when one of
+ * those fails the process stops, as any Swift or C++ program does. Decoding is bounded
+ * (afs_response_serializer_set_max_decoded_bytes), so a response cannot make the library
+ * allocate many times its size.
+ *
+ * Deep trees and small stacks: writing, walking and freeing trees nested 32 levels or
+ * more continues on a thread the library starts with an 8 MiB stack (and joins before
+ * returning), so a caller's thread with a 64 KiB stack can handle the 512-level limit;
+ * when that thread cannot be started, the call returns AFS_E_NO_MEMORY.
+ */
+
 /* ===================================================================================== */
-/* 3. Values                                                                            */
+/* 3. Values: building, walking, freeing                                                */
 /* ===================================================================================== */
 
 /*
@@ -123,11 +172,46 @@ AFS_API const char *afs_status_name(afs_status status);
  * (string keys, insertion order kept; setting an existing key replaces its value in
  * place), array, set (appending a member equal to one already there is a successful
  * no-op; 1, true and "1" are different members), string, integer, double, bool, null,
- * data. Strings compare by their bytes.
+ * data. Strings compare by their bytes. Trees nest at most 512 levels.
  *
- * Create with afs_value_new_* or afs_value_parse_json; put children into containers with
- * afs_value_dict_set / afs_value_append (which consume the child); free the root with
- * afs_value_free. One thread at a time.
+ * HANDLES. A value handle is one of:
+ *   - owned: made by afs_value_new_*, afs_value_parse_json or afs_response_object; the
+ *     caller frees it with afs_value_free (the root of a tree);
+ *   - inside a tree: made by afs_value_dict_set_new_dict, _new_array,
+ *     afs_value_append_new_dict, _new_array — a container created in its parent and filled
+ *     in place (top-down building); borrowed: the tree owns it;
+ *   - borrowed member: lent by afs_value_at / afs_value_get (read-only);
+ *   - spent: an owned handle consumed by afs_value_dict_set / afs_value_append, and every
+ *     handle of a tree that was consumed. A spent handle is not freed: it is kept, empty,
+ *     by the tree it went into and freed with that tree's root, so a call on it is never a
+ *     use of freed memory: calls that return a status give AFS_E_STATE and a message naming
+ *     the call that consumed it, getters answer as for NULL, afs_value_free ignores it.
+ *     (When the container of the consuming call is itself unusable — NULL, not a value, a
+ *     borrowed member, spent — there is no tree to keep it: the value is freed at once.)
+ * Borrowed and inside-a-tree handles, and the strings and bytes the getters return, stay
+ * valid until their root is freed (a member replaced by afs_value_dict_set becomes spent,
+ * it is not freed earlier). Appending never invalidates anything already lent.
+ *
+ * Building bottom-up (consume each child into its parent):
+ *
+ *     afs_value *user = afs_value_new_dict();
+ *     afs_value_dict_set(user, "name", AFS_NTS, afs_value_new_string("Zoë", AFS_NTS, NULL), &err);
+ *     afs_value *root = afs_value_new_dict();
+ *     afs_value_dict_set(root, "user", AFS_NTS, user, &err);   // user is spent now
+ *
+ * or top-down (create each container inside its parent, then fill it):
+ *
+ *     afs_value *root = afs_value_new_dict();
+ *     afs_value *user = afs_value_dict_set_new_dict(root, "user", AFS_NTS, &err);
+ *     afs_value_dict_set(user, "name", AFS_NTS, afs_value_new_string("Zoë", AFS_NTS, NULL), &err);
+ *     afs_value *tags = afs_value_dict_set_new_array(user, "tags", AFS_NTS, &err);
+ *     afs_value_append(tags, afs_value_new_string("admin", AFS_NTS, NULL), &err);
+ *     afs_value_free(root);                                     // frees user and tags too
+ *
+ * THREADS. A tree is changed by one thread at a time, with no other thread using it. The
+ * getters (const functions: kind, count, keys, members, scalars) may run on many threads
+ * at once over one tree while no thread changes it: what they lend is published atomically
+ * and a tree built top-down is completed under a lock.
  */
 typedef struct afs_value afs_value;
 
@@ -135,6 +219,8 @@ typedef enum afs_value_kind {
     AFS_VALUE_NULL, AFS_VALUE_BOOL, AFS_VALUE_INT, AFS_VALUE_DOUBLE, AFS_VALUE_STRING,
     AFS_VALUE_DATA, AFS_VALUE_ARRAY, AFS_VALUE_SET, AFS_VALUE_DICT
 } afs_value_kind;
+
+/* -- Building ------------------------------------------------------------------------ */
 
 /** A new empty dictionary. Owned: free with afs_value_free. Never NULL. */
 AFS_API afs_value *afs_value_new_dict(void);
@@ -146,7 +232,7 @@ AFS_API afs_value *afs_value_new_set(void);
  * A new string value.
  * @param utf8 the text (NULL only with len 0); @param len its length or AFS_NTS.
  * @return owned value, or NULL with AFS_E_INVALID_UTF8 (offset named) or
- *         AFS_E_INVALID_ARGUMENT (NULL text).
+ *         AFS_E_INVALID_ARGUMENT (NULL text, a length above INT64_MAX).
  */
 AFS_API afs_value *afs_value_new_string(const char *utf8, size_t len, afs_error *err);
 /** A new integer value. Owned. Never NULL. */
@@ -158,18 +244,21 @@ AFS_API afs_value *afs_value_new_bool(bool v);
 /** A new null value (NSNull). Owned. Never NULL. */
 AFS_API afs_value *afs_value_new_null(void);
 /** A new data value holding a copy of `len` bytes. `bytes` may be NULL only when len is 0;
- *  NULL with len > 0 returns NULL. Owned. */
+ *  NULL with len > 0, or a len above INT64_MAX, returns NULL. Owned. */
 AFS_API afs_value *afs_value_new_data(const void *bytes, size_t len);
 
 /**
- * Sets `key` in a dictionary to `value` (consumed, also on failure). An existing key keeps
- * its position and gets the new value. `key` may be the value's own text
- * (afs_value_get_string(value)): it is copied before the value is consumed.
+ * Sets `key` in a dictionary (owned, or made inside a tree) to `value` (consumed, also on
+ * failure: it becomes spent, see HANDLES). An existing key keeps its position and gets the
+ * new value; a handle made or lent for the old value becomes spent. `key` may be the
+ * value's own text (afs_value_get_string(value)): it is copied before the value is
+ * consumed.
  * @param key_len length of key or AFS_NTS.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT when dict is NULL, not a dictionary or a borrowed
- *         member (afs_value_at, afs_value_get: read-only), value is
- *         NULL, not a value, borrowed (afs_value_at, afs_value_get) or dict itself (in
- *         these cases it is not consumed), or the tree would nest deeper than 512 levels;
+ *         member (read-only), value is NULL, not a value, borrowed, made inside a tree, dict
+ *         itself or the root of dict's tree (in these cases it is not consumed), a length
+ *         above INT64_MAX, or the tree would nest deeper than 512 levels; AFS_E_STATE when
+ *         dict or value is spent (a spent value is not consumed again);
  *         AFS_E_INVALID_UTF8 for a bad key.
  */
 AFS_API afs_status afs_value_dict_set(afs_value *dict, const char *key, size_t key_len,
@@ -177,24 +266,93 @@ AFS_API afs_status afs_value_dict_set(afs_value *dict, const char *key, size_t k
 /**
  * Appends `value` (consumed, also on failure) to an array, or adds it to a set (an equal
  * member already there makes this a successful no-op).
- * @return AFS_OK; AFS_E_INVALID_ARGUMENT when the container is NULL, neither an array
- *         nor a set, or a borrowed member (read-only), value is NULL, not a value, borrowed or the container itself (in these
- *         cases it is not consumed), or the tree would nest deeper than 512 levels.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT and AFS_E_STATE as afs_value_dict_set (the
+ *         container neither an array nor a set instead of not a dictionary).
  */
 AFS_API afs_status afs_value_append(afs_value *array_or_set, afs_value *value /* consumed */,
                                     afs_error *err);
 /**
+ * Top-down building: sets `key` in `dict` to a new empty dictionary and returns it, to be
+ * filled in place (cJSON's cJSON_AddObjectToObject). An existing key keeps its position.
+ * @return the new dictionary, borrowed: owned by dict's tree, valid until its root is freed
+ *         (never free it; it cannot be consumed); or NULL with AFS_E_INVALID_ARGUMENT
+ *         (dict NULL, not a dictionary, a borrowed member; key NULL or its length above
+ *         INT64_MAX; deeper than 512 levels), AFS_E_STATE (dict spent),
+ *         AFS_E_INVALID_UTF8 (key).
+ */
+AFS_API afs_value *afs_value_dict_set_new_dict(afs_value *dict, const char *key, size_t key_len,
+                                               afs_error *err);
+/** As afs_value_dict_set_new_dict, with a new empty array. */
+AFS_API afs_value *afs_value_dict_set_new_array(afs_value *dict, const char *key, size_t key_len,
+                                                afs_error *err);
+/**
+ * Top-down building: appends a new empty dictionary to `array` and returns it, borrowed
+ * (as afs_value_dict_set_new_dict). Sets are refused (their members are compared when
+ * added: add a finished value with afs_value_append).
+ * @return the new dictionary, or NULL with AFS_E_INVALID_ARGUMENT (array NULL, not an
+ *         array, a borrowed member; deeper than 512 levels), AFS_E_STATE (array spent).
+ */
+AFS_API afs_value *afs_value_append_new_dict(afs_value *array, afs_error *err);
+/** As afs_value_append_new_dict, with a new empty array. */
+AFS_API afs_value *afs_value_append_new_array(afs_value *array, afs_error *err);
+/**
  * Parses JSON text (RFC 8259, strict; any value at the top level) into a value tree.
  * Integers within int64 stay integers, others become doubles; duplicate keys keep the last
  * value at the first position; nesting deeper than 512 is an error.
- * @return owned value, or NULL with AFS_E_INVALID_JSON naming the byte offset.
+ * @return owned value, or NULL with AFS_E_INVALID_JSON naming the byte offset;
+ *         AFS_E_INVALID_ARGUMENT (NULL text, a length above INT64_MAX).
  */
 AFS_API afs_value *afs_value_parse_json(const char *json, size_t len, afs_error *err);
-/** The kind of `v`; AFS_VALUE_NULL for NULL. */
-AFS_API afs_value_kind afs_value_kind_of(const afs_value *v);
-/** Frees a value and its children. NULL is ignored, and so is a borrowed member handle
- *  (from afs_value_at or afs_value_get: its parent owns it). */
+/** Frees an owned value and everything of its tree (members, handles made inside it, spent
+ *  handles it keeps). NULL is ignored, and so are borrowed, inside-a-tree and spent
+ *  handles (their tree owns them). */
 AFS_API void afs_value_free(afs_value *v);
+
+/* -- Walking ------------------------------------------------------------------------- */
+
+/*
+ * These work on every afs_value (decoded, parsed or built, including trees built top-down
+ * and the handles made inside them). Members and keys are in insertion order (a
+ * dictionary's file order, a set's insertion order). Returned handles and pointers are
+ * borrowed: valid until the root is freed (see HANDLES); repeated calls return the same
+ * pointers. The member handle of a slot filled by afs_value_*_new_dict/_new_array is that
+ * handle itself. Never free or change a borrowed member. NULL, a spent handle or the
+ * wrong kind gives 0, NULL or false.
+ *
+ *     for (size_t i = 0; i < afs_value_count(dict); i++) {
+ *         size_t klen;
+ *         const char *key = afs_value_key_at(dict, i, &klen);
+ *         const afs_value *member = afs_value_at(dict, i);
+ *         ...
+ *     }
+ */
+
+/** The kind of `v`; AFS_VALUE_NULL for NULL and spent handles. */
+AFS_API afs_value_kind afs_value_kind_of(const afs_value *v);
+/** Number of members of a dictionary, array or set; 0 for scalars and NULL. */
+AFS_API size_t afs_value_count(const afs_value *v);
+/** Key `i` of a dictionary (NUL-terminated; *len, if len is not NULL, gets its length,
+ *  which counts any NUL inside it), or NULL (*len 0) when `dict` is not a dictionary or i
+ *  is out of range (or the copy cannot be allocated). Borrowed. */
+AFS_API const char *afs_value_key_at(const afs_value *dict, size_t i, size_t *len);
+/** Member `i`: a dictionary's value, an array's element, a set's member; NULL when out of
+ *  range or not a container. Borrowed. */
+AFS_API const afs_value *afs_value_at(const afs_value *v, size_t i);
+/** The value of `key` (NUL-terminated; compared by bytes) in a dictionary; NULL when
+ *  absent, or when dict is not a dictionary or key is NULL. Borrowed. */
+AFS_API const afs_value *afs_value_get(const afs_value *dict, const char *key);
+/** A bool's value; false for other kinds. */
+AFS_API bool afs_value_get_bool(const afs_value *v);
+/** An integer's value; 0 for other kinds (doubles are not converted). */
+AFS_API int64_t afs_value_get_int(const afs_value *v);
+/** A double's value, or an integer's converted to double; 0 for other kinds. */
+AFS_API double afs_value_get_double(const afs_value *v);
+/** A string's UTF-8 bytes, NUL-terminated; *len (if not NULL) gets the length, which
+ *  counts any NUL inside the string. NULL (*len 0) for other kinds. Borrowed. */
+AFS_API const char *afs_value_get_string(const afs_value *v, size_t *len);
+/** A data value's bytes and *len (if not NULL) their count; an empty data value gives a
+ *  non-NULL pointer and 0. NULL (*len 0) for other kinds. Borrowed. */
+AFS_API const uint8_t *afs_value_get_data(const afs_value *v, size_t *len);
 
 /* ===================================================================================== */
 /* 4. Helpers                                                                           */
@@ -208,14 +366,29 @@ AFS_API void afs_value_free(afs_value *v);
  */
 AFS_API char *afs_percent_escape(const char *utf8, size_t len, afs_error *err);
 /**
+ * Resolves `reference` against `base` by RFC 3986 section 5.2 strictly (section 5.2.2 with
+ * the merge of 5.2.3 and remove_dot_segments of 5.2.4; no AFNetworking slash rule: for
+ * that, see afs_serializer_set_base_url). Both strings go through URL intake first (see
+ * "URL intake" in section 6). `base` must be absolute; its fragment is ignored.
+ * Example: base `http://a/b/c/d;p?q`, reference `../g` -> `http://a/b/g`.
+ * @return owned string (afs_free), or NULL with AFS_E_BAD_URL (base not absolute, or a
+ *         string intake refuses: offset named), AFS_E_INVALID_UTF8, AFS_E_INVALID_ARGUMENT
+ *         (NULL base or reference).
+ */
+AFS_API char *afs_url_resolve(const char *base, const char *reference, afs_error *err);
+/**
  * AFQueryStringFromParameters with the default styles: pairs `escape(key)=escape(text)`
  * joined by `&`, dictionary keys in ascending Unicode-scalar order, nested keys
  * `parent[child]`, array elements under `key[]`, set members under `key`, null as `key`
  * alone. Data values are escaped byte by byte.
  * @return owned string (afs_free; "" for an empty dictionary), or NULL with
- *         AFS_E_INVALID_ARGUMENT when params is NULL or not a dictionary.
+ *         AFS_E_INVALID_ARGUMENT when params is NULL or not a dictionary; AFS_E_STATE when
+ *         params is spent (consumed earlier).
  */
 AFS_API char *afs_query_string(const afs_value *params, afs_error *err);
+/** An owned copy of `len` bytes (or AFS_NTS) plus a NUL; free with afs_free. NULL when
+ *  utf8 is NULL (and len is not 0). */
+AFS_API char *afs_string_new(const char *utf8, size_t len);
 
 /* ===================================================================================== */
 /* 5. Serializers                                                                       */
@@ -247,8 +420,8 @@ typedef enum afs_serializer_kind {
  *  for an unknown kind. */
 AFS_API afs_serializer *afs_serializer_new(afs_serializer_kind kind);
 /** An independent copy of everything: headers, query styles and callback, URI methods,
- *  string encoding, request properties, JSON options and plist format. Owned. NULL for a
- *  NULL or wrong handle. */
+ *  string encoding, request properties, JSON options, plist format and base URL. Owned.
+ *  NULL for a NULL or wrong handle. */
 AFS_API afs_serializer *afs_serializer_copy(const afs_serializer *s);
 /** Frees a serializer. NULL is ignored. */
 AFS_API void afs_serializer_free(afs_serializer *s);
@@ -264,7 +437,7 @@ AFS_API afs_status afs_serializer_set_header(afs_serializer *s, const char *fiel
                                              const char *value /* NULL removes */, afs_error *err);
 /** The default header `field` (case-insensitive), or NULL if unset. Owned: afs_free. */
 AFS_API char *afs_serializer_copy_header(const afs_serializer *s, const char *field);
-/** All default headers at one instant, in order, as `Name: value\r\n` lines (names are
+/** All default headers at one instant, in order, as `Name: value` lines ending in CR LF (names are
  *  tokens and values hold no CR or LF, so the text splits unambiguously). Consistent even
  *  while other threads change the headers. Owned: afs_free. NULL for a NULL or wrong
  *  handle. */
@@ -275,6 +448,20 @@ AFS_API afs_status afs_serializer_set_basic_auth(afs_serializer *s, const char *
                                                  const char *password, afs_error *err);
 /** Removes the `Authorization` header. */
 AFS_API void afs_serializer_clear_authorization(afs_serializer *s);
+/**
+ * AFHTTPSessionManager's baseURL: relative references (`users/1`, `/users/1`, `?page=2`,
+ * `//host/x`) given to afs_serializer_request and afs_serializer_multipart_form resolve
+ * against it by RFC 3986 section 5.2 (with remove_dot_segments); absolute URLs ignore it.
+ * As in AFNetworking, a base whose path is not empty and does not end in `/` gets one:
+ * base `https://api.example.com/v1` resolves `users` to `https://api.example.com/v1/users`
+ * (and `/users` to `https://api.example.com/users`). The base goes through URL intake.
+ * Copied by afs_serializer_copy.
+ * @param base_url an absolute URL, or NULL to clear the base.
+ * @return AFS_OK; AFS_E_BAD_URL (not absolute, or refused by intake: offset named; the old
+ *         base is kept); AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT (NULL serializer).
+ */
+AFS_API afs_status afs_serializer_set_base_url(afs_serializer *s, const char *base_url /* NULL clears */,
+                                               afs_error *err);
 /**
  * Replaces the methods whose parameters go into the URL query (default GET HEAD DELETE).
  * Methods are stored uppercase; a request matches when its uppercased method is in the
@@ -323,9 +510,6 @@ AFS_API afs_status afs_serializer_set_query_style(afs_serializer *s, afs_array_s
  */
 typedef char *(*afs_query_fn)(void *ctx, const afs_request *request,
                               const afs_value *params, afs_error *err);
-/** An owned copy of `len` bytes (or AFS_NTS) plus a NUL; free with afs_free. NULL when
- *  utf8 is NULL (and len is not 0). */
-AFS_API char *afs_string_new(const char *utf8, size_t len);
 /** Replaces the default query algorithm with `fn` (NULL restores the default). A query
  *  that makes the URL invalid fails the request with AFS_E_BAD_URL. */
 AFS_API void afs_serializer_set_query_callback(afs_serializer *s, afs_query_fn fn, void *ctx);
@@ -363,25 +547,49 @@ AFS_API afs_status afs_serializer_set_plist_format(afs_serializer *s, int format
  *   - otherwise JSON / plist serializer: with parameters, the JSON / property-list body and
  *     `Content-Type: application/json` / `application/x-plist` unless set; without
  *     parameters, no body and no Content-Type.
+ *
+ * URL intake (every URL, base URL and reference the library is given):
+ *   - a valid RFC 3986 URI is kept byte for byte: no case folding, no dot-segment removal,
+ *     no default-port removal;
+ *   - in the userinfo, path, query and fragment each byte RFC 3986 does not allow there is
+ *     percent-encoded (UTF-8, %XX uppercase): space, non-ASCII, " < > \ ^ ` { | }, `[` `]`
+ *     outside an IP-literal host, a second `#`, an `@` before the last one; a `%` not
+ *     followed by two hex digits becomes %25. `https://example.com/movies?hd=[1]` becomes
+ *     `https://example.com/movies?hd=%5B1%5D`, `https://example.com/wiki/Köln`
+ *     `https://example.com/wiki/K%C3%B6ln`. Spaces before and after the URL are dropped;
+ *   - a host with non-ASCII characters becomes its IDNA A-label by UTS #46 processing as
+ *     browsers do (nontransitional, CheckBidi, CheckJoiners, no STD3 rules, no DNS length
+ *     check): `https://bücher.example/` -> `https://xn--bcher-kva.example/`;
+ *   - refused with AFS_E_BAD_URL, the offset and a hint: ASCII control characters anywhere
+ *     (CR/LF never reach a request line), a port that is not digits or exceeds 65535, a
+ *     malformed host (a character RFC 3986 does not allow in a host, a bad IPv6 literal,
+ *     what IDNA refuses, saying why), and a relative reference when no base URL is set
+ *     (afs_serializer_set_base_url). Invalid UTF-8 is AFS_E_INVALID_UTF8 (offset named).
  */
 
 /**
  * requestWithMethod:URLString:parameters:error: — a new request with the serializer's
  * properties and headers, and `params` (may be NULL) serialized as described above.
- * @param url an absolute RFC 3986 URI, kept byte for byte except for the query insertion.
+ * @param url an absolute URL, or a relative reference when the serializer has a base URL;
+ *        after URL intake (above) and resolution, kept byte for byte except for the query
+ *        insertion.
  * @return owned request, or NULL with AFS_E_INVALID_METHOD, AFS_E_BAD_URL (character and
  *         offset named), AFS_E_INVALID_ARGUMENT (params not a dictionary where a query is
- *         needed), AFS_E_INVALID_JSON ("The `parameters` argument is not valid JSON."),
+ *         needed), AFS_E_STATE (params spent), AFS_E_INVALID_JSON ("The `parameters` argument is not valid JSON."),
  *         AFS_E_INVALID_PLIST, AFS_E_ENCODING, AFS_E_QUERY_CALLBACK, AFS_E_INVALID_UTF8.
  */
 AFS_API afs_request *afs_serializer_request(const afs_serializer *s, const char *method,
                                             const char *url, const afs_value *params, afs_error *err);
 /** A bare request (no headers, NSURLRequest's default properties) for
- *  afs_serializer_serialize. @return owned request, or NULL with AFS_E_INVALID_METHOD,
- *  AFS_E_BAD_URL, AFS_E_INVALID_UTF8, AFS_E_INVALID_ARGUMENT. */
+ *  afs_serializer_serialize; `url` must be absolute and goes through URL intake.
+ *  @return owned request, or NULL with AFS_E_INVALID_METHOD, AFS_E_BAD_URL,
+ *  AFS_E_INVALID_UTF8, AFS_E_INVALID_ARGUMENT. */
 AFS_API afs_request *afs_request_new(const char *method, const char *url, afs_error *err);
-/** Sets (value NULL: removes) a header of `r`; replaces an existing one in place.
- *  @return AFS_OK; AFS_E_INVALID_HEADER; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT. */
+/** Sets (value NULL: removes) a header of `r`; replaces an existing one in place. Strings
+ *  the getters returned earlier stay readable until afs_request_free (they show the old
+ *  headers).
+ *  @return AFS_OK; AFS_E_INVALID_HEADER; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT;
+ *  AFS_E_STATE from inside a callback of r's body stream. */
 AFS_API afs_status afs_request_set_header(afs_request *r, const char *field, const char *value,
                                           afs_error *err);
 /** requestBySerializingRequest:withParameters:error: — a new request: a copy of `r` with
@@ -390,10 +598,13 @@ AFS_API afs_status afs_request_set_header(afs_request *r, const char *field, con
  *  afs_serializer_request. */
 AFS_API afs_request *afs_serializer_serialize(const afs_serializer *s, const afs_request *r,
                                               const afs_value *params, afs_error *err);
-/** Frees a request. NULL is ignored. */
+/** Frees a request (and its body stream). NULL is ignored; so is the request lent to a
+ *  query callback. From inside a callback of its body stream, the request is freed when
+ *  the running call returns. */
 AFS_API void afs_request_free(afs_request *r);
 
-/* Getters. Strings are borrowed: valid until afs_request_free(r) or a change to r. */
+/* Getters. Strings are borrowed: valid until afs_request_free(r) (after a change to r
+ * they show the old request). */
 AFS_API const char *afs_request_method(const afs_request *r);
 AFS_API const char *afs_request_url(const afs_request *r);
 AFS_API size_t afs_request_header_count(const afs_request *r);
@@ -413,7 +624,36 @@ AFS_API bool afs_request_should_use_pipelining(const afs_request *r);
 AFS_API bool afs_request_allows_cellular_access(const afs_request *r);
 AFS_API int afs_request_network_service_type(const afs_request *r);
 
-/* >>> MULTIPART SECTIONS (7, 8) >>> */
+/**
+ * The head of `r` as HTTP/1.1 bytes (RFC 9112), for programs that write to sockets
+ * themselves:
+ *   - `METHOD target HTTP/1.1`, target in origin form: the URL's path and query, `/` for
+ *     an empty path, never the fragment;
+ *   - `Host:` the URL's authority without userinfo (a `Host` header set on r replaces it);
+ *   - `Authorization: Basic base64(user:password)` from the URL's userinfo, percent-
+ *     decoded, unless r has an Authorization header (then the userinfo is dropped; it never
+ *     appears elsewhere);
+ *   - r's headers in order;
+ *   - `Content-Length` when r has a body (also an empty one, or a multipart body stream)
+ *     and neither Content-Length nor Transfer-Encoding is set;
+ *   - an empty line.
+ * @param len receives the length (may be NULL; the text is also NUL-terminated).
+ * @return owned bytes (afs_free), or NULL with AFS_E_BAD_URL (the URL has no host),
+ *         AFS_E_INVALID_ARGUMENT (NULL request).
+ */
+AFS_API char *afs_request_copy_head(const afs_request *r, size_t *len, afs_error *err);
+/**
+ * Writes the head (afs_request_copy_head) and the body of `r` to `fd` (blocking: a socket,
+ * pipe or file). A multipart body goes through afs_body_stream_write_to_fd (sendfile /
+ * copy_file_range for file parts). Resumable: *written (may be NULL) gets the bytes this
+ * call wrote, also on failure, and the next call continues exactly where a failed one
+ * stopped (e.g. after EAGAIN on a non-blocking socket, wait until writable and call again).
+ * After a complete write the next call writes the whole request again (the body stream is
+ * sought back to 0). SIGPIPE is blocked while writing to a pipe or socket.
+ * @return AFS_OK; AFS_E_IO (os_errno set) for a failing write; AFS_E_BAD_URL (no host);
+ *         the statuses of afs_body_stream_write_to_fd; AFS_E_INVALID_ARGUMENT (NULL, fd < 0).
+ */
+AFS_API afs_status afs_request_write_to_fd(afs_request *r, int fd, uint64_t *written, afs_error *err);
 
 /* ===================================================================================== */
 /* 7. Multipart forms                                                                   */
@@ -441,7 +681,9 @@ AFS_API int afs_request_network_service_type(const afs_request *r);
  *
  * A `release` function given with a part runs exactly once: when the part is destroyed
  * (with the form or the request's body stream), or at once when the append fails.
- * Functions called on a spent form (after a successful afs_form_finish) return AFS_E_STATE.
+ * Functions called on a spent form (after a successful afs_form_finish) return AFS_E_STATE;
+ * the form handle itself stays valid until afs_form_free (afs_form_boundary gives the
+ * final boundary). A release function that calls back into its form gets AFS_E_STATE.
  */
 typedef struct afs_form afs_form;
 typedef struct afs_body_stream afs_body_stream;
@@ -514,7 +756,8 @@ AFS_API afs_status afs_form_append_form_data(afs_form *f, const void *data, size
  * rewinding or seeking back over this part once it was read is AFS_E_UNSUPPORTED.
  * `release` (may be NULL) runs once with `ctx` when the part is destroyed — or before this
  * function returns when it fails. `mime_type` NULL: from the filename's extension.
- * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL form, read, name or filename);
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL form, read, name or filename; length above
+ *         INT64_MAX);
  *         AFS_E_INVALID_HEADER; AFS_E_STATE; AFS_E_INVALID_UTF8.
  */
 AFS_API afs_status afs_form_append_stream(afs_form *f, afs_read_fn read, afs_rewind_fn rewind,
@@ -564,8 +807,9 @@ AFS_API const char *afs_form_boundary(const afs_form *f);
  *         another and finish again), AFS_E_STATE (already finished).
  */
 AFS_API afs_request *afs_form_finish(afs_form *f, afs_error *err);
-/** Frees a form and the parts it still owns (running their release functions). NULL is
- *  ignored. */
+/** Frees a form and the parts it still owns (running their release functions; calls they
+ *  make on the form get AFS_E_STATE). NULL is ignored. From inside a callback of one of
+ *  the form's calls, the form is freed when that call returns. */
 AFS_API void afs_form_free(afs_form *f);
 
 /* ===================================================================================== */
@@ -600,7 +844,11 @@ AFS_API void afs_form_free(afs_form *f);
  *
  * Reads give the same bytes for every sequence of buffer sizes, including 1. After a read
  * returned -1 every later read returns -1 and afs_body_stream_error reports the same error,
- * until afs_body_stream_rewind or afs_body_stream_seek. A closed stream stays closed: calls
+ * until afs_body_stream_rewind or afs_body_stream_seek. A call from inside one of the
+ * stream's own callbacks (a part's read or rewind function, the progress function) is
+ * refused: AFS_E_STATE (reads -1, afs_body_stream_error then reports it), nothing changes,
+ * and afs_body_stream_close / afs_request_free from there happen when the running call
+ * returns. A closed stream stays closed: calls
  * on it return -1 / AFS_E_STATE.
  */
 
@@ -642,7 +890,9 @@ AFS_API uint64_t afs_body_stream_content_length(const afs_body_stream *bs);
 AFS_API void afs_body_stream_close(afs_body_stream *bs);
 /**
  * The sticky error after a read returned -1 (or after afs_body_stream_write_to_fd failed
- * because of a source): copies it into `out` (may be NULL) and returns its code.
+ * because of a source) or, when there is none, the refusal of the last call made from
+ * inside one of the stream's callbacks (AFS_E_STATE): copies it into `out` (may be NULL)
+ * and returns its code.
  * @return AFS_OK (out untouched) when there is none; AFS_E_INVALID_ARGUMENT for NULL.
  */
 AFS_API afs_status afs_body_stream_error(const afs_body_stream *bs, afs_error *out);
@@ -681,14 +931,25 @@ AFS_API afs_status afs_body_stream_write_to_fd(afs_body_stream *bs, int fd, uint
 typedef void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total);
 /** Calls `fn(ctx, sent, total)` after every successful read or write. `sent` never
  *  decreases except after a rewind or seek; the last call before the end is
- *  (total, total). NULL fn removes the callback; NULL bs is ignored. */
+ *  (total, total). NULL fn removes the callback; NULL bs, and a call from inside one of
+ *  the stream's callbacks, are ignored. */
 AFS_API void afs_body_stream_set_progress(afs_body_stream *bs, afs_progress_fn fn, void *ctx);
+/** Progress that can cancel: return 0 to go on, nonzero to cancel. */
+typedef int (*afs_progress_cancel_fn)(void *ctx, uint64_t sent, uint64_t total);
+/**
+ * Calls `fn(ctx, sent, total)` after every successful read or write (after the
+ * afs_progress_fn, if both are set); a nonzero return cancels:
+ * afs_body_stream_write_to_fd stops at once (`written` and the position count what was
+ * written), and afs_body_stream_read returns the bytes of the call that was cancelled and
+ * fails the next one. Either way the error is AFS_E_IO with os_errno ECANCELED,
+ * "cancelled by the progress callback at byte N of TOTAL", sticky until a rewind or seek.
+ * Writes to a descriptor report at least every 1 MiB (kernel copies and memory parts are
+ * written in steps of at most 1 MiB). NULL fn removes the callback; NULL bs is ignored.
+ */
+AFS_API void afs_body_stream_set_progress_cancel(afs_body_stream *bs, afs_progress_cancel_fn fn, void *ctx);
 
-/* <<< MULTIPART SECTIONS (7, 8) <<< */
-
-/* >>> RESPONSE SECTION (9) >>> */
 /* ===================================================================================== */
-/* 9. Response side                                                                     */
+/* 9. Response serializers                                                              */
 /* ===================================================================================== */
 
 /*
@@ -775,7 +1036,8 @@ AFS_API void afs_response_serializer_free(afs_response_serializer *rs);
  * Replaces the acceptable status codes with the inclusive ranges first[i]..last[i]
  * (e.g. {200} and {299}). count 0 accepts every status. On a compound serializer, sets
  * them on every member.
- * @param first, last `count` bounds each; may be NULL only when count is 0.
+ * @param first `count` lower bounds; may be NULL only when count is 0.
+ * @param last `count` upper bounds; may be NULL only when count is 0.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle, NULL arrays with
  *         count > 0, or a range whose first exceeds its last (its index named).
  */
@@ -795,6 +1057,19 @@ AFS_API afs_status afs_response_serializer_set_acceptable_content_types(afs_resp
  *  dictionary values and null array elements, recursively. Used by JSON serializers,
  *  stored by all; on a compound serializer, set on every member. */
 AFS_API void afs_response_serializer_set_removes_keys_with_null_values(afs_response_serializer *rs, bool on);
+
+/**
+ * Lowers the limit on what decoding a JSON or property-list body may build (not
+ * AFNetworking's; a guard for hosts). A decoded tree is charged 32 bytes per value
+ * (dictionary keys included) plus the bytes of every string, key and data, a shared
+ * binary-plist object at every place it is referenced. The limit is 64 x the body size +
+ * 1 MiB (JSON and XML bodies never reach it; a binary plist whose shared objects expand
+ * beyond it is refused), or max_bytes when that is lower; 0 restores the default.
+ * Beyond the limit afs_response_object fails with AFS_E_INVALID_JSON or
+ * AFS_E_INVALID_PLIST, "the decoded tree would take more than N bytes …". On a compound
+ * serializer, sets it on every member. A NULL or wrong handle is ignored.
+ */
+AFS_API void afs_response_serializer_set_max_decoded_bytes(afs_response_serializer *rs, uint64_t max_bytes);
 
 /** NSJSONReadingOptions. 1 (mutable containers) and 2 (mutable leaves) are accepted and
  *  change nothing: decoded values are always new trees. */
@@ -833,48 +1108,112 @@ AFS_API afs_status afs_response_validate(const afs_response_serializer *rs, int 
 AFS_API afs_status afs_response_object(const afs_response_serializer *rs, int status_code,
     const char *content_type, const void *data, size_t len, afs_value **out, afs_error *err);
 
+/* ===================================================================================== */
+/* 10. Bulk transfer (one call each way)                                                */
+/* ===================================================================================== */
+
 /*
- * Walking a value. These work on every afs_value (decoded, parsed or built). Members and
- * keys are in insertion order (a dictionary's file order, a set's insertion order).
- * Returned handles and pointers are borrowed from the value passed in: valid until the
- * root value is freed, consumed or changed (a successful afs_value_dict_set or
- * afs_value_append on it; a failed one changes nothing); repeated calls
- * return the same pointers. Never free or change a borrowed afs_value. Like every
- * afs_value, one thread at a time. NULL or the wrong kind gives 0, NULL or false.
+ * For bindings that pay for every foreign call (Python's ctypes, cffi, cgo): parameters go
+ * in as one buffer, a request comes back as one snapshot, a response as one buffer. The
+ * buffers are a strict subset of Python's pickle protocol 4 (also read as protocol 5),
+ * which CPython reads and writes at C speed and which is simple to read anywhere:
  *
- *     for (size_t i = 0; i < afs_value_count(dict); i++) {
- *         size_t klen;
- *         const char *key = afs_value_key_at(dict, i, &klen);
- *         const afs_value *member = afs_value_at(dict, i);
- *         ...
- *     }
+ *   None, True, False   NONE 'N', NEWTRUE 0x88, NEWFALSE 0x89
+ *   int                 BININT1 'K', BININT2 'M', BININT 'J', LONG1 0x8A, LONG4 0x8B
+ *   float               BINFLOAT 'G' (8 bytes, big-endian IEEE 754)
+ *   str                 SHORT_BINUNICODE 0x8C, BINUNICODE 'X', BINUNICODE8 0x8D (UTF-8)
+ *   bytes               SHORT_BINBYTES 'C', BINBYTES 'B', BINBYTES8 0x8E
+ *   dict                EMPTY_DICT '}', SETITEM 's', SETITEMS 'u'
+ *   list / tuple        EMPTY_LIST ']', APPEND 'a', APPENDS 'e' / EMPTY_TUPLE ')',
+ *                       TUPLE1-3 0x85-0x87, TUPLE 't'
+ *   set / frozenset     EMPTY_SET 0x8F, ADDITEMS 0x90 / FROZENSET 0x91
+ *   bookkeeping         PROTO 0x80, FRAME 0x95, MARK '(', STOP '.', POP '0', POP_MARK '1',
+ *                       MEMOIZE 0x94, BINPUT 'q', LONG_BINPUT 'r', BINGET 'h',
+ *                       LONG_BINGET 'j'
+ *
+ * Values map as: dict <-> dictionary (str keys, order kept), list and tuple -> array,
+ * set and frozenset -> set, str <-> string, bytes <-> data, int <-> integer (int64), float
+ * <-> double, bool <-> bool, None <-> null. Written arrays are lists; a written set is a
+ * frozenset when its members are hashable in Python and stay distinct there (1, 1.0 and
+ * true are one Python member), otherwise a list in the set's order.
+ *
+ * The reader refuses every other opcode with AFS_E_INVALID_ARGUMENT naming the opcode,
+ * its byte offset and the Python type it stands for (GLOBAL, STACK_GLOBAL, REDUCE, BUILD,
+ * INST, OBJ, NEWOBJ, NEWOBJ_EX, EXT1-4, PERSID, BINPERSID: a class or function; BYTEARRAY8:
+ * a bytearray; NEXT_BUFFER, READONLY_BUFFER: out-of-band buffers; the text opcodes of
+ * protocols 0-1), so no input can name code. It also refuses, with the path (`['a'][2]`):
+ * dict keys that are not str, ints outside int64, nesting deeper than 512, a container
+ * that contains itself ("a cycle"), and shared members (the memo) that would expand to
+ * more than max(2^20, 16 x the input length) values; truncated input, a memo index never
+ * stored, and bytes after STOP are errors naming the offset; a str that is not UTF-8 is
+ * AFS_E_INVALID_UTF8. The writer emits only the opcodes above; Python should load its
+ * output with an Unpickler whose find_class refuses everything.
  */
 
-/** Number of members of a dictionary, array or set; 0 for scalars and NULL. */
-AFS_API size_t afs_value_count(const afs_value *v);
-/** Key `i` of a dictionary (NUL-terminated; *len, if len is not NULL, gets its length,
- *  which counts any NUL inside it), or NULL (*len 0) when `dict` is not a dictionary or i
- *  is out of range. Borrowed. */
-AFS_API const char *afs_value_key_at(const afs_value *dict, size_t i, size_t *len);
-/** Member `i`: a dictionary's value, an array's element, a set's member; NULL when out of
- *  range or not a container. Borrowed. */
-AFS_API const afs_value *afs_value_at(const afs_value *v, size_t i);
-/** The value of `key` (NUL-terminated; compared by bytes) in a dictionary; NULL when
- *  absent, or when dict is not a dictionary or key is NULL. Borrowed. */
-AFS_API const afs_value *afs_value_get(const afs_value *dict, const char *key);
-/** A bool's value; false for other kinds. */
-AFS_API bool afs_value_get_bool(const afs_value *v);
-/** An integer's value; 0 for other kinds (doubles are not converted). */
-AFS_API int64_t afs_value_get_int(const afs_value *v);
-/** A double's value, or an integer's converted to double; 0 for other kinds. */
-AFS_API double afs_value_get_double(const afs_value *v);
-/** A string's UTF-8 bytes, NUL-terminated; *len (if not NULL) gets the length, which
- *  counts any NUL inside the string. NULL (*len 0) for other kinds. Borrowed. */
-AFS_API const char *afs_value_get_string(const afs_value *v, size_t *len);
-/** A data value's bytes and *len (if not NULL) their count; an empty data value gives a
- *  non-NULL pointer and 0. NULL (*len 0) for other kinds. Borrowed. */
-AFS_API const uint8_t *afs_value_get_data(const afs_value *v, size_t *len);
-/* <<< RESPONSE SECTION (9) <<< */
+/**
+ * Reads a pickle of the subset above into a new value tree.
+ * @param data the pickle (NULL only with len 0); @param len its length (an empty input is
+ *        an error).
+ * @return owned value (afs_value_free), or NULL with AFS_E_INVALID_ARGUMENT or
+ *         AFS_E_INVALID_UTF8 as described above.
+ */
+AFS_API afs_value *afs_value_from_pickle(const void *data, size_t len, afs_error *err);
+/**
+ * Writes a value tree as a pickle of the subset (PROTO 4, one FRAME, no memo).
+ * @param len receives the length (must not be NULL; 0 on failure).
+ * @return owned bytes (afs_free), or NULL with AFS_E_INVALID_ARGUMENT for a NULL or
+ *         wrong handle, len NULL, or a tree nested deeper than 512 levels.
+ */
+AFS_API uint8_t *afs_value_to_pickle(const afs_value *v, size_t *len, afs_error *err);
+/**
+ * afs_serializer_request with the parameters as a pickle, and the new request's snapshot
+ * (afs_request_pickle) in the same call.
+ * @param params the pickled parameters (the subset above); NULL with params_len 0 means no
+ *        parameters.
+ * @param snapshot if not NULL, receives the request's snapshot, borrowed from the request
+ *        (valid until afs_request_free); @param snapshot_len receives its length
+ *        (may be NULL). Both are set to NULL/0 on failure.
+ * @return owned request (afs_request_free), or NULL with the statuses of
+ *         afs_serializer_request and those of afs_value_from_pickle for the parameters.
+ */
+AFS_API afs_request *afs_serializer_request_pickle(const afs_serializer *s, const char *method,
+    const char *url, const void *params, size_t params_len, const uint8_t **snapshot,
+    size_t *snapshot_len, afs_error *err);
+/**
+ * The request in one piece: a pickled tuple (method str, url str, headers as a list of
+ * (name, value) str tuples in order, body bytes or None, has_body_stream bool,
+ * timeout_interval float, cache_policy int, should_handle_cookies bool,
+ * should_use_pipelining bool, allows_cellular_access bool, network_service_type int).
+ * *len (if not NULL) gets its length. Borrowed: valid until afs_request_free(r) (a change
+ * to r makes a new snapshot; earlier ones stay readable, as the getters' strings do).
+ * NULL (*len 0) for a NULL or wrong handle.
+ */
+AFS_API const uint8_t *afs_request_pickle(const afs_request *r, size_t *len);
+/** An independent copy of a value tree (also of a borrowed member). Owned: free with
+ *  afs_value_free. NULL for a NULL or wrong handle. */
+AFS_API afs_value *afs_value_copy(const afs_value *v);
+/**
+ * An independent copy of a request: method, URL, headers, body and properties.
+ * @return owned request, or NULL with AFS_E_INVALID_ARGUMENT (NULL or wrong handle) or
+ *         AFS_E_UNSUPPORTED for a multipart request (its body stream has one read
+ *         position; build the form again).
+ */
+AFS_API afs_request *afs_request_copy(const afs_request *r, afs_error *err);
+/**
+ * afs_response_object with the decoded document written as a pickle of the subset: the
+ * same validation, decoding, statuses and messages. JSON bodies (without
+ * removes_keys_with_null_values) are written straight from the text, dictionary keys
+ * once each (MEMOIZE, then BINGET); integers beyond int64 are the nearest double, as in
+ * the tree.
+ * @param out receives the pickle, owned by the caller (afs_free), or NULL when no
+ *        document (the same cases in which afs_response_object gives no value);
+ *        @param out_len its length. Both must not be NULL; both are always written.
+ * @return the statuses of afs_response_object (AFS_E_UNACCEPTABLE_STATUS still gives the
+ *         error document in *out when it can be decoded).
+ */
+AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs, int status_code,
+    const char *content_type, const void *data, size_t len, uint8_t **out, size_t *out_len,
+    afs_error *err);
 
 #ifdef __cplusplus
 }

@@ -9,6 +9,9 @@
 #   scripts/bad-input-matrix.sh            rewrite docs/bad-input-matrix.md
 #   scripts/bad-input-matrix.sh --check    regenerate into a temporary file and fail when
 #                                          the committed document differs (stale)
+#   --fault-results FILE                   take the fault scenarios from FILE (the
+#                                          build-fault/results.tsv of a Tests/fault/run.sh
+#                                          that just ran) instead of running them again
 #
 # Needs build/lib/libafserialization.so (scripts/build-library.sh) and gcc.
 set -uo pipefail
@@ -16,12 +19,15 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 doc="$root/docs/bad-input-matrix.md"
 lib="$root/build/lib/libafserialization.so"
 check=0
-for a in "$@"; do
-    case "$a" in
+fault_results=""
+while [ $# -gt 0 ]; do
+    case "$1" in
         --check) check=1 ;;
-        -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
-        *) echo "bad-input-matrix.sh: unknown option $a" >&2; exit 2 ;;
+        --fault-results) fault_results=${2:?--fault-results needs a file}; shift ;;
+        -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+        *) echo "bad-input-matrix.sh: unknown option $1" >&2; exit 2 ;;
     esac
+    shift
 done
 if [ ! -e "$lib" ]; then
     echo "bad-input-matrix.sh: $lib is missing; build it first: scripts/build-library.sh" >&2
@@ -49,11 +55,16 @@ if [ $rc -ne 0 ]; then
 fi
 
 # 2. the fault-injection scenarios
-if ! "$root/Tests/fault/run.sh" --no-valgrind >"$work/fault.log" 2>&1; then
-    cat "$work/fault.log" >&2
-    exit 1
+if [ -n "$fault_results" ]; then
+    [ -s "$fault_results" ] || { echo "bad-input-matrix.sh: $fault_results is missing or empty" >&2; exit 1; }
+    results=$fault_results
+else
+    if ! "$root/Tests/fault/run.sh" --no-valgrind >"$work/fault.log" 2>&1; then
+        cat "$work/fault.log" >&2
+        exit 1
+    fi
+    results="$root/build-fault/results.tsv"
 fi
-results="$root/build-fault/results.tsv"
 
 # 3. the document
 {

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the shipped library: release mode, Swift runtime linked statically
 # (-static-stdlib, so `ldd` lists no libswift*), only afs_* exported (version script),
-# SONAME libafserialization.so.MAJOR.
+# SONAME libafserialization.so.MAJOR. The C target's debug information is DWARF 4, which
+# valgrind reads (clang's default DWARF 5 makes it give up on the library).
 #
 #   scripts/build-library.sh [OUTDIR]      default OUTDIR: build/lib
 #
@@ -18,6 +19,7 @@ major=$(ver MAJOR); minor=$(ver MINOR); patch=$(ver PATCH)
 
 swift build -c release --package-path "$root" --scratch-path "$scratch" --product afserialization \
     -Xswiftc -static-stdlib -Xswiftc -enforce-exclusivity=unchecked \
+    -Xcc -gdwarf-4 \
     -Xlinker --version-script="$root/scripts/afserialization.map" \
     -Xlinker -soname=libafserialization.so.$major >&2
 

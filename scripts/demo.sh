@@ -9,6 +9,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 "$root/scripts/install-deps.sh"
+# shellcheck source=scripts/env.sh
+. "$root/scripts/env.sh"          # the project's virtual environment: python3, cmake
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build -j2 --target upload_with_curl print_requests >&2
 export AFSERIALIZATION_LIBRARY="$root/build/lib/libafserialization.so"

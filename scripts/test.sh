@@ -1,64 +1,185 @@
 #!/usr/bin/env bash
-# Runs every test, after installing what is missing:
+# Runs every test, after installing what is missing (scripts/install-deps.sh: apt packages
+# and the project's virtual environment .venv/):
 #   1. C programs through ctest: the ABI per area, each also under valgrind; the header as
-#      C99 and C++; exported symbols; downstream projects (find_package, pkg-config)
-#   2. Swift XCTest: the core
-#   3. Python tests: bindings and real HTTP clients against a local server
-#   4. Hardening: sanitizers (ASan+UBSan, TSan), fault injection, the bad-input matrix
-#      (docs/bad-input-matrix.md must match what the library answers), fuzz regressions
-#      and a bounded fuzzing run (AFS_FUZZ_SECONDS per target, default 60; 0 skips it)
-# Every stage runs; the exit status is non-zero if any failed.
+#      C99 and C++; exported symbols; the installed tree (find_package, pkg-config with rpath
+#      and LD_LIBRARY_PATH, stripped 0755 library with a separate debug file)
+#   2. fault injection (also under valgrind) and the bad-input matrix
+#      (docs/bad-input-matrix.md must match what the library answers)
+#   3. Python: `pip wheel ./bindings/python` (the library built by CMake, a manylinux tag),
+#      the wheel installed into a fresh virtual environment, and Tests/python run against it
+#   4. sanitizers (scripts/sanitize.sh): the C tests and the whole Swift XCTest suite under
+#      ASan (+UBSan for C) and TSan, with canaries proving each sanitizer live
+#   5. fuzzing: seeds, coverage corpora and regression inputs replayed through the targets,
+#      then a smoke run of AFS_FUZZ_SECONDS per target (default 5; 60 with --long-fuzz or
+#      when CI=true; 0 skips it)
+# Stages 1-3 and 4-5 run as two lanes side by side (one waits on valgrind and Python while
+# the other compiles); each stage's output goes to build-test/<stage>.log, and a table of
+# stages, results and times closes the run. The exit status is non-zero if any failed.
+#
+#   scripts/test.sh [--long-fuzz] [--serial]
 set -uo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
+
+long_fuzz=0
+serial=0
+for a in "$@"; do
+    case "$a" in
+        --long-fuzz) long_fuzz=1 ;;
+        --serial) serial=1 ;;
+        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        *) echo "test.sh: unknown option $a" >&2; exit 2 ;;
+    esac
+done
+[ "${CI:-}" = true ] && long_fuzz=1
+if [ $long_fuzz -eq 1 ]; then fuzz_seconds=${AFS_FUZZ_SECONDS:-60}; else fuzz_seconds=${AFS_FUZZ_SECONDS:-5}; fi
+# In CI the packaging test also builds the library from the sdist's own sources.
+[ "${CI:-}" = true ] && export AFS_TEST_SDIST_FULL_BUILD=${AFS_TEST_SDIST_FULL_BUILD:-1}
+
 "$root/scripts/install-deps.sh" || exit 1
+# shellcheck source=scripts/env.sh
+. "$root/scripts/env.sh"
 
-failed=()
-stage() { echo; echo "=== $1"; }
+out="$root/build-test"
+rm -rf "$out"
+mkdir -p "$out"
+T0=$(date +%s)
 
-stage "build (cmake: library via SwiftPM, C tests, examples)"
-if cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null && cmake --build build -j2; then
-    stage "C tests (ctest)"
-    ctest --test-dir build --output-on-failure -j2 || failed+=(ctest)
-else
-    failed+=(build)
-fi
-
-stage "Swift tests (XCTest)"
-swift test --disable-swift-testing 2>&1 | grep -vE '^\[[0-9]+/[0-9]+\] (Compiling|Emitting|Write|Linking|Planning)' ; [ "${PIPESTATUS[0]}" -eq 0 ] || failed+=(swift)
-
-if compgen -G "Tests/python/test_*.py" >/dev/null; then
-    stage "Python tests (pytest)"
-    if [ -f bindings/python/pyproject.toml ]; then
-        AFSERIALIZATION_LIBRARY="$root/build/lib/libafserialization.so" \
-            python3 -m pip install -q --disable-pip-version-check --no-build-isolation ./bindings/python || failed+=(pip-install)
+# stage NAME CMD... — runs CMD with its output in build-test/NAME.log; records the result
+# and time in build-test/NAME.result; prints one line when it ends.
+stage() {
+    local name=$1
+    shift
+    local t0 rc
+    t0=$(date +%s)
+    echo "[$(date +%H:%M:%S)] start  $name"
+    "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    local dt=$(($(date +%s) - t0))
+    if [ $rc -eq 0 ]; then
+        echo "ok $dt" >"$out/$name.result"
+        echo "[$(date +%H:%M:%S)] ok     $name (${dt} s)"
+    else
+        echo "FAILED $dt" >"$out/$name.result"
+        echo "[$(date +%H:%M:%S)] FAILED $name (${dt} s, rc=$rc); last lines of build-test/$name.log:"
+        tail -n 40 "$out/$name.log" | sed 's/^/    | /'
     fi
-    AFSERIALIZATION_LIBRARY="$root/build/lib/libafserialization.so" \
+    return $rc
+}
+skip() { echo "skipped $2" >"$out/$1.result"; echo "[$(date +%H:%M:%S)] skip   $1 ($2)"; }
+
+# ---- the stages ---------------------------------------------------------------------------
+build_all() {
+    cmake -S . -B build -DCMAKE_BUILD_TYPE=Release && cmake --build build -j2
+}
+python_wheel() {
+    # The wheel as a user gets it: no AFSERIALIZATION_LIBRARY, so CMake builds the library
+    # (reusing the SwiftPM build of the cmake stage) and the hook packs the stripped copy.
+    local wheels="$out/wheel" venv="$out/venv"
+    rm -rf "$wheels" "$venv"
+    (unset AFSERIALIZATION_LIBRARY; python -m pip wheel -q --no-deps --no-build-isolation \
+        --disable-pip-version-check -w "$wheels" ./bindings/python) || return 1
+    local whl
+    whl=$(ls "$wheels"/afserialization-*.whl) || return 1
+    echo "wheel: $(basename "$whl")"
+    case $whl in *-py3-none-manylinux_*) ;; *) echo "not a manylinux wheel: $whl"; return 1 ;; esac
+    auditwheel show "$whl" || return 1
+    # A fresh virtual environment with only the wheel installed; the test tools (pytest,
+    # requests, werkzeug …) come from the project's environment through a .pth file placed
+    # after the fresh site-packages, so nothing is fetched again.
+    python -m venv --without-pip "$venv" || return 1
+    python -m pip --python "$venv/bin/python" install -q --no-deps --disable-pip-version-check "$whl" || return 1
+    local site tools
+    site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    tools=$(python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+    echo "$tools" >"$site/zz-afs-test-tools.pth"
+}
+python_tests() {
+    local venv="$out/venv" pkg
+    pkg=$("$venv/bin/python" -c 'import afserialization, os; print(os.path.dirname(afserialization.__file__))' 2>/dev/null)
+    [ -n "$pkg" ] || { echo "the wheel is not installed in $venv"; return 1; }
+    AFS_TEST_INSTALLED_PACKAGE=1 \
+    AFSERIALIZATION_LIBRARY="$pkg/libafserialization.so" \
     AFS_UPLOAD_WITH_CURL="$root/build/upload_with_curl" \
-        python3 -m pytest Tests/python -q -p no:cacheprovider || failed+=(pytest)
-fi
+        "$venv/bin/python" -m pytest Tests/python -q -p no:cacheprovider
+}
+fault_and_matrix() {
+    Tests/fault/run.sh || return 1
+    # the fault scenarios just ran (with valgrind): the matrix reuses their results
+    scripts/bad-input-matrix.sh --check --fault-results "$root/build-fault/results.tsv"
+}
 
-stage "sanitizers (scripts/sanitize.sh)"
-scripts/sanitize.sh --skip-valgrind || failed+=(sanitizers)   # ctest ran the valgrind tests
-
-stage "fault injection (Tests/fault/run.sh)"
-Tests/fault/run.sh || failed+=(fault-injection)
-
-stage "bad-input matrix (scripts/bad-input-matrix.sh --check)"
-scripts/bad-input-matrix.sh --check || failed+=(bad-input-matrix)
-
-if [ -x scripts/fuzz.sh ]; then
-    stage "fuzz regressions and seeds (scripts/fuzz.sh --regressions)"
-    scripts/fuzz.sh --regressions || failed+=(fuzz-regressions)
-    if [ "${AFS_FUZZ_SECONDS:-60}" != 0 ]; then
-        stage "fuzzing, ${AFS_FUZZ_SECONDS:-60} s per target (scripts/fuzz.sh)"
-        scripts/fuzz.sh "${AFS_FUZZ_SECONDS:-60}" || failed+=(fuzz)
+lane_library() {
+    if stage build build_all; then
+        stage ctest ctest --test-dir build --output-on-failure -j2
+        stage fault-and-matrix fault_and_matrix
+        if stage python-wheel python_wheel; then
+            stage python-tests python_tests
+        else
+            skip python-tests "no wheel"
+        fi
+    else
+        for s in ctest fault-and-matrix python-wheel python-tests; do skip $s "build failed"; done
     fi
+}
+lane_hardening() {
+    stage sanitizers scripts/sanitize.sh --skip-valgrind   # ctest runs the valgrind tests
+    if stage fuzz-build scripts/fuzz.sh --build; then
+        stage fuzz-replay scripts/fuzz.sh --regressions
+        if [ "$fuzz_seconds" != 0 ]; then
+            stage fuzz-smoke scripts/fuzz.sh "$fuzz_seconds"
+        else
+            skip fuzz-smoke "AFS_FUZZ_SECONDS=0"
+        fi
+    else
+        skip fuzz-replay "fuzz build failed"; skip fuzz-smoke "fuzz build failed"
+    fi
+}
+
+echo "test.sh: $([ $serial -eq 1 ] && echo "one lane" || echo "two lanes"); fuzzing ${fuzz_seconds} s per target; logs in build-test/"
+if [ $serial -eq 1 ]; then
+    lane_library
+    lane_hardening
+else
+    lane_hardening &
+    hardening=$!
+    lane_library
+    wait $hardening
 fi
 
+# ---- summary ---------------------------------------------------------------------------------
 echo
+echo "| stage | result | time |"
+echo "| --- | --- | --- |"
+passed=0
+failed=()
+for s in build ctest fault-and-matrix python-wheel python-tests sanitizers fuzz-build fuzz-replay fuzz-smoke; do
+    read -r result secs <"$out/$s.result" 2>/dev/null || { result=missing; secs=""; }
+    case $result in
+        ok) passed=$((passed + 1)); echo "| $s | ok | ${secs} s |" ;;
+        skipped) echo "| $s | skipped ($secs) | - |" ;;
+        *) failed+=("$s"); echo "| $s | $result | ${secs:-?} s |" ;;
+    esac
+done
+echo
+# What ran, from each runner's own closing lines.
+grep -hE '^[0-9]+% tests passed' "$out/ctest.log" 2>/dev/null | sed 's/^/ctest: /'
+grep -hE '^Total Test time' "$out/ctest.log" 2>/dev/null | sed 's/^/ctest: /'
+tail -n 1 "$out/python-tests.log" 2>/dev/null | sed 's/^/pytest: /'
+for san in asan tsan; do
+    grep -hE 'Executed [0-9]+ tests' "$root/build-sanitize/swift-$san.log" 2>/dev/null | tail -n 1 | sed "s/^/XCTest ($san): /"
+done
+grep -hE '^\| fault injection|API inputs' "$out/fault-and-matrix.log" 2>/dev/null | tail -n 1 | sed 's/^/matrix: /'
+grep -hE 'inputs  (ok|FAILED)' "$out/fuzz-replay.log" 2>/dev/null | awk '{n += $2} END {if (NR) printf "fuzz replay: %d inputs over %d targets\n", n, NR}'
+# CPU time of everything the run started (bash's `times`: children's user and system
+# time): on a shared machine the wall time also counts waiting for other processes.
+cpu=$(times | tail -n 1)
+echo "total: $(($(date +%s) - T0)) s wall; CPU of the stages: ${cpu% *} user, ${cpu#* } system"
+echo
+echo "stages: $passed passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then
-    echo "FAILED stages: ${failed[*]}"
+    echo "FAILED stages: ${failed[*]} (logs in build-test/)"
     exit 1
 fi
 echo "all test stages passed"

@@ -8,6 +8,7 @@
 //   records as a crash (and saves the input).
 // - `ErrorBox`: the `afs_error` passed to a C API call, to tell an untouched one apart.
 @testable import AFSerialization
+import CAFSerialization
 
 #if canImport(Glibc)
 import Glibc
@@ -362,7 +363,7 @@ func trailingOffset(_ message: String) -> Int? {
 }
 
 extension ByteWriter {
-    var bytes: [UInt8] { toArray() }
+    var bytes: [UInt8] { (try? toArray()) ?? [] }
 }
 
 // MARK: - Tracing
@@ -380,14 +381,14 @@ func trace(_ message: @autoclosure () -> String) {
 /// An `afs_error` (status, errno, 512-byte message) filled with 0xAA before each call, so
 /// that an untouched one can be recognised.
 final class ErrorBox {
-    static let size = 4 + 4 + 512
+    static let size = MemoryLayout<afs_error>.size
     let raw = UnsafeMutableRawPointer.allocate(byteCount: ErrorBox.size, alignment: 8)
     deinit { raw.deallocate() }
 
     /// Fresh for the next call.
-    func reset() -> UnsafeMutableRawPointer {
+    func reset() -> UnsafeMutablePointer<afs_error> {
         raw.initializeMemory(as: UInt8.self, repeating: 0xAA, count: ErrorBox.size)
-        return raw
+        return raw.assumingMemoryBound(to: afs_error.self)
     }
     var status: Int32 { raw.load(as: Int32.self) }
     var message: String { String(cString: (raw + 8).assumingMemoryBound(to: CChar.self)) }

@@ -1,10 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
+internal import CAFSerialization  // the header: AFS_VERSION_* (the one place the version is written)
 
 /// The headers every serializer starts with (AFHTTPRequestSerializer's `init`):
 /// `Accept-Language` from the locale environment and `User-Agent` from the program and `uname`.
@@ -78,8 +72,10 @@ public enum DefaultHeaders {
     }
 }
 
-/// The library version. C: `afs_version`, `AFS_VERSION_*`.
+/// The library version, read from the header's `AFS_VERSION_*` macros (the one place it is
+/// written). C: `afs_version`, `afs_version_number`.
 public enum AFSVersion {
-    public static let major = 0, minor = 1, patch = 0
+    public static let major = Int(AFS_VERSION_MAJOR), minor = Int(AFS_VERSION_MINOR), patch = Int(AFS_VERSION_PATCH)
+    public static let number = major * 10000 + minor * 100 + patch
     public static let string = "\(major).\(minor).\(patch)"
 }

@@ -55,103 +55,31 @@ public enum HTTPSyntax {
         }
     }
 
-    /// Validates an absolute RFC 3986 URI: a scheme, then only URI characters (unreserved,
-    /// reserved, `%XX`); `[` `]` only in the authority; at most one `#`.
-    /// - Throws: `.badURL` naming the offending character and its byte offset.
+    /// URL intake of an absolute URL (see `URIReference` for the rules): a valid RFC 3986
+    /// URI comes back byte for byte; otherwise disallowed bytes are percent-encoded and a
+    /// non-ASCII host becomes its IDNA A-label.
+    /// - Throws: `.badURL` naming the offending character, its byte offset and a hint; for a
+    ///   relative reference, that a base URL is needed.
+    public static func intakeURL(_ url: String) throws -> String {
+        try URIReference.parseAbsolute(url).text
+    }
+
+    /// Checks that `url` is an absolute URL the intake accepts unchanged.
+    /// - Throws: `.badURL` as `intakeURL`, or naming the first byte intake would change.
     public static func validateURL(_ url: String) throws {
-        var url = url
-        try url.withUTF8 { u in
-            let n = u.count
-            func fail(_ why: String) -> AFSError { AFSError(.badURL, "\(why) in URL \(quote(String(decoding: u, as: UTF8.self)))") }
-            if n == 0 { throw AFSError(.badURL, "the URL is empty") }
-            // scheme = ALPHA *( ALPHA / DIGIT / "+" / "-" / "." ) ":"
-            var i = 0
-            guard isAlpha(u[0]) else {
-                throw fail("no scheme: the URL must be absolute and start with a letter, found \(describe(u[0])) at offset 0")
-            }
-            while i < n, isAlpha(u[i]) || isDigit(u[i]) || u[i] == UInt8(ascii: "+") || u[i] == UInt8(ascii: "-") || u[i] == UInt8(ascii: ".") {
-                i += 1
-            }
-            guard i < n, u[i] == UInt8(ascii: ":") else {
-                if i < n { throw fail("no scheme: invalid character \(describe(u[i])) at offset \(i) before ':'") }
-                throw fail("no scheme: the URL must be absolute (scheme \":\" …)")
-            }
-            i += 1
-            // The authority, if any, runs from "//" to the next "/", "?" or "#".
-            var authorityEnd = i
-            if i + 1 < n, u[i] == UInt8(ascii: "/"), u[i + 1] == UInt8(ascii: "/") {
-                authorityEnd = i + 2
-                while authorityEnd < n, u[authorityEnd] != UInt8(ascii: "/"), u[authorityEnd] != UInt8(ascii: "?"), u[authorityEnd] != UInt8(ascii: "#") {
-                    authorityEnd += 1
-                }
-            }
-            // An IP-literal host: "[" right after "//" or the userinfo's "@", a closing "]"
-            // inside the authority, then only ":port" or the end of the authority.
-            if authorityEnd > i {
-                let auth = (i + 2)..<authorityEnd
-                let open = auth.firstIndex { u[$0] == UInt8(ascii: "[") }
-                let close = auth.firstIndex { u[$0] == UInt8(ascii: "]") }
-                if let o = open {
-                    let hostStart = (auth.lastIndex { u[$0] == UInt8(ascii: "@") }).map { $0 + 1 } ?? auth.lowerBound
-                    guard o == hostStart else {
-                        throw fail("'[' (0x5B) at offset \(o) does not start the host")
-                    }
-                    guard let c = close, c > o else {
-                        throw fail("'[' (0x5B) at offset \(o) is not closed by ']' in the authority")
-                    }
-                    let after = c + 1
-                    if after < authorityEnd && u[after] != UInt8(ascii: ":") {
-                        throw fail("invalid character \(describe(u[after])) at offset \(after) after the IP literal (expected ':' and a port)")
-                    }
-                    // Exactly these two brackets (an IP literal holds none; found by fuzzing).
-                    if let extra = auth.first(where: { $0 != o && $0 != c && (u[$0] == UInt8(ascii: "[") || u[$0] == UInt8(ascii: "]")) }) {
-                        throw fail("a second bracket \(describe(u[extra])) at offset \(extra) in the authority")
-                    }
-                } else if let c = close {
-                    throw fail("']' (0x5D) at offset \(c) without '['")
-                }
-            }
-            var seenHash = false
-            while i < n {
-                let c = u[i]
-                if c == UInt8(ascii: "%") {
-                    guard i + 2 < n, isHex(u[i + 1]), isHex(u[i + 2]) else {
-                        throw fail("'%' at offset \(i) is not followed by two hex digits")
-                    }
-                    i += 3
-                    continue
-                }
-                if c == UInt8(ascii: "#") {
-                    if seenHash { throw fail("a second '#' (0x23) at offset \(i)") }
-                    seenHash = true
-                } else if c == UInt8(ascii: "[") || c == UInt8(ascii: "]") {
-                    if i >= authorityEnd { throw fail("invalid character \(describe(c)) at offset \(i) (brackets are allowed only around an IP literal host)") }
-                } else if !isURIChar(c) {
-                    throw fail("invalid character \(describe(c)) at offset \(i)")
-                }
-                i += 1
-            }
+        let out = try intakeURL(url)
+        if out != url {
+            let a = Array(url.utf8), b = Array(out.utf8)
+            let i = zip(a, b).prefix { $0 == $1 }.count
+            let what = i < a.count ? describe(a[i]) : "the end"
+            throw AFSError(.badURL, "\(what) at offset \(i) is not a valid URI character in URL \(quote(url)) (the library sends \(quote(out)))")
         }
     }
 
     @inline(__always) static func isAlpha(_ c: UInt8) -> Bool { (c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "z") }
     @inline(__always) static func isDigit(_ c: UInt8) -> Bool { c >= UInt8(ascii: "0") && c <= UInt8(ascii: "9") }
     @inline(__always) static func isHex(_ c: UInt8) -> Bool { isDigit(c) || ((c | 0x20) >= UInt8(ascii: "a") && (c | 0x20) <= UInt8(ascii: "f")) }
-
-    /// unreserved / gen-delims (without brackets) / sub-delims.
-    static func isURIChar(_ c: UInt8) -> Bool {
-        if isAlpha(c) || isDigit(c) { return true }
-        switch c {
-        case UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"),
-            UInt8(ascii: ":"), UInt8(ascii: "/"), UInt8(ascii: "?"), UInt8(ascii: "@"),
-            UInt8(ascii: "!"), UInt8(ascii: "$"), UInt8(ascii: "&"), UInt8(ascii: "'"), UInt8(ascii: "("),
-            UInt8(ascii: ")"), UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: ","), UInt8(ascii: ";"),
-            UInt8(ascii: "="):
-            return true
-        default:
-            return false
-        }
-    }
+    @inline(__always) static func hexValue(_ c: UInt8) -> UInt8 { isDigit(c) ? c - 0x30 : (c | 0x20) - 0x61 + 10 }
 
     /// Inserts a non-empty query into `url`: `?query` when the URL has no query, `&query`
     /// when it has a non-empty one, `query` alone after a bare trailing `?`; always before

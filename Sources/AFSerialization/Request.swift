@@ -65,11 +65,18 @@ public struct Request: Sendable {
     }
     public var properties = RequestProperties()
 
-    /// A request with checked method and URL and default properties. C: `afs_request_new`.
-    /// - Throws: `.invalidMethod`, `.badURL`.
+    /// A request with a checked method, the URL after intake (`URIReference`: kept when it
+    /// is a valid URI, else percent-encoded, IDNA for the host) and default properties.
+    /// C: `afs_request_new`.
+    /// - Throws: `.invalidMethod`, `.badURL` (also for a relative reference).
     public init(method: String, url: String) throws {
         try HTTPSyntax.validateMethod(method)
-        try HTTPSyntax.validateURL(url)
+        self.url = try URIReference.parseAbsolute(url, baseHint: "a request built by hand needs an absolute URL").text
+        self.method = method
+    }
+
+    /// A request whose method was checked and whose URL went through intake already.
+    init(checkedMethod method: String, intakenURL url: String) {
         self.method = method
         self.url = url
     }

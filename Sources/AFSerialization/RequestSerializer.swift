@@ -28,6 +28,12 @@ public struct RequestSerializer: Sendable {
     public var properties = RequestProperties()
     public var jsonOptions: JSONWritingOptions = []
     public var plistFormat = PropertyListFormat.xml
+    /// AFHTTPSessionManager's `baseURL`: relative references given to `request` and
+    /// `multipartForm` resolve against it (RFC 3986 section 5.2). Stored after intake and
+    /// the slash rule (a non-empty path without a trailing `/` gets one). nil: none.
+    /// C: `afs_serializer_set_base_url`.
+    public private(set) var baseURL: String?
+    var baseReference: URIReference?
 
     /// A serializer with AFNetworking's defaults. C: `afs_serializer_new`.
     public init(kind: Kind = .http) {
@@ -51,7 +57,7 @@ public struct RequestSerializer: Sendable {
 
     /// `Authorization: Basic base64(user:password)`. C: `afs_serializer_set_basic_auth`.
     public mutating func setBasicAuth(user: String, password: String) throws {
-        try setHeader("Authorization", "Basic " + Base64.encode(user + ":" + password))
+        try setHeader("Authorization", "Basic " + (try Base64.encode(user + ":" + password)))
     }
 
     /// Removes `Authorization`. C: `afs_serializer_clear_authorization`.
@@ -75,15 +81,49 @@ public struct RequestSerializer: Sendable {
         uriMethods.contains(method.uppercased())
     }
 
+    // MARK: Base URL
+
+    /// Sets (nil clears) the base URL that relative references resolve against. As in
+    /// AFHTTPSessionManager, a base whose path is not empty and does not end in `/` gets one
+    /// (`https://api.example.com/v1` resolves `users` to `https://api.example.com/v1/users`).
+    /// C: `afs_serializer_set_base_url`.
+    /// - Throws: `.badURL` for a base that intake refuses or that is not absolute; the base
+    ///   is then unchanged.
+    public mutating func setBaseURL(_ base: String?) throws {
+        guard let base = base else {
+            baseURL = nil
+            baseReference = nil
+            return
+        }
+        let b = URLResolve.sessionBase(try URIReference.parseAbsolute(base, what: "base URL", baseHint: "the base URL must be absolute"))
+        baseReference = b
+        baseURL = b.text
+    }
+
+    /// `url` after intake, resolved against the base URL when it is a relative reference
+    /// (absolute URLs ignore the base).
+    /// - Throws: `.badURL`; a relative reference without a base says a base URL is needed.
+    public func resolveURL(_ url: String) throws -> String {
+        let r = try URIReference.parse(url)
+        if r.isAbsolute { return r.text }
+        guard let b = baseReference else {
+            if url.utf8.allSatisfy({ $0 == 0x20 }) { throw AFSError(.badURL, "the URL is empty") }
+            throw AFSError(.badURL, "\(HTTPSyntax.quote(url)) is a relative reference (no scheme): a base URL is needed to resolve it; set one with afs_serializer_set_base_url (Python: base_url=) or pass an absolute URL")
+        }
+        return URLResolve.resolve(r, against: b).text
+    }
+
     // MARK: Requests
 
     /// `requestWithMethod:URLString:parameters:error:`: a new request with the serializer's
     /// properties and headers and the parameters serialized. C: `afs_serializer_request`.
+    /// `url` may be relative when a base URL is set (`setBaseURL`).
     /// - Throws: `.invalidMethod`, `.badURL`, `.invalidArgument` (parameters not a
     ///   dictionary where a query is needed), `.invalidJSON`, `.invalidPlist`, `.encoding`,
     ///   `.queryCallback`.
     public func request(method: String, url: String, params: Value?) throws -> Request {
-        var r = try Request(method: method, url: url)
+        try HTTPSyntax.validateMethod(method)
+        var r = Request(checkedMethod: method, intakenURL: try resolveURL(url))
         r.properties = properties
         return try serialize(r, params: params)
     }
@@ -132,14 +172,12 @@ public struct RequestSerializer: Sendable {
         let q = try params.map { try query(for: r, params: $0) }
         if encodesParametersInURI(r.method) {
             if let q = q, !q.isEmpty {
-                let url = HTTPSyntax.appendingQuery(q, to: r.url)
                 do {
-                    try HTTPSyntax.validateURL(url)
+                    r.url = try HTTPSyntax.intakeURL(HTTPSyntax.appendingQuery(q, to: r.url))
                 } catch var e as AFSError {
                     e.message = "the query made the URL invalid: " + e.message
                     throw e
                 }
-                r.url = url
             }
         } else {
             if r.headers["Content-Type"] == nil {

@@ -317,12 +317,12 @@ final class JSONParserTests: XCTestCase {
     // MARK: JSONTestSuite
 
     func testThatJSONTestSuiteIsHandled() throws {
-        // <repo>/Tests/AFSerializationTests/JSONParserTests.swift -> <repo>/../shared/data/…
-        let repo = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-            .deletingLastPathComponent()
-        let folder = repo.deletingLastPathComponent().appendingPathComponent("shared/data/JSONTestSuite/test_parsing")
+        // <repo>/Tests/AFSerializationTests/JSONParserTests.swift -> <repo>/Tests/data/JSONTestSuite
+        // (vendored with its LICENSE)
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let folder = tests.appendingPathComponent("data/JSONTestSuite/test_parsing")
         guard let names = try? FileManager.default.contentsOfDirectory(atPath: folder.path) else {
-            return XCTFail("JSONTestSuite not found at \(folder.path): the tests expect shared/ beside the repository")
+            return XCTFail("JSONTestSuite not found at \(folder.path)")
         }
         let files = names.filter { $0.hasSuffix(".json") }.sorted()
         XCTAssertEqual(files.count, 318, "JSONTestSuite at \(folder.path) is incomplete")

@@ -1,4 +1,4 @@
-/* Percent escaping and query strings: AFNetworking's vectors, DESIGN.md's vectors, styles. */
+/* Percent escaping and query strings: AFNetworking's vectors, docs/DESIGN.md's vectors, styles. */
 #include "check.h"
 
 static void check_escape(const char *in, const char *expected) {

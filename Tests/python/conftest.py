@@ -5,7 +5,8 @@ tests (test_multipart_*.py, which load $AFSERIALIZATION_LIBRARY themselves) both
 Importing this file imports nothing of the package.
 
 * ``bindings/python`` goes first on ``sys.path``, so ``import afserialization`` tests this
-  source tree (it then loads $AFSERIALIZATION_LIBRARY, else the repository's build/lib).
+  source tree (it then loads $AFSERIALIZATION_LIBRARY, else the repository's build/lib);
+  with ``AFS_TEST_INSTALLED_PACKAGE=1`` the installed package is tested instead.
 * ``http_server`` (session): a local HTTP/1.1 server on 127.0.0.1 (werkzeug's threaded WSGI
   server and form parser) in a daemon thread, stopped at the end of the session. Routes:
 
@@ -36,7 +37,8 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 BINDINGS = REPO / "bindings" / "python"
-if str(BINDINGS) not in sys.path:
+# AFS_TEST_INSTALLED_PACKAGE=1 (scripts/test.sh): test the installed wheel instead.
+if str(BINDINGS) not in sys.path and os.environ.get("AFS_TEST_INSTALLED_PACKAGE") != "1":
     sys.path.insert(0, str(BINDINGS))
 
 MAX_ECHO_BODY = 256 << 20

@@ -1,9 +1,16 @@
-"""pip install ./bindings/python: the wheel carries the library, and
-AFSERIALIZATION_LIBRARY overrides it at import time."""
+"""pip install ./bindings/python (hatchling + bindings/python/hatch_build.py): the wheel carries
+the library under a manylinux tag that auditwheel agrees with, the version comes from the
+header, the sdist carries the library's sources, and AFSERIALIZATION_LIBRARY overrides the
+packaged library at import time.
+
+scripts/test.sh runs this whole directory against the wheel installed into a fresh virtual
+environment (AFS_TEST_INSTALLED_PACKAGE=1); run alone, it tests the checkout's package."""
 import os
+import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import zipfile
 from pathlib import Path
 
@@ -12,33 +19,70 @@ import pytest
 import afserialization as afs
 
 REPO = Path(__file__).resolve().parents[2]
+BINDINGS = REPO / "bindings" / "python"
+
+
+def header_version():
+    text = (REPO / "include" / "afserialization.h").read_text()
+    return ".".join(re.search(rf"^#define AFS_VERSION_{p} (\d+)$", text, re.M).group(1)
+                    for p in ("MAJOR", "MINOR", "PATCH"))
+
+
+def pip(*args, library=None, cwd=None, timeout=600):
+    """pip offline, without build isolation (the build tools are installed), packing
+    `library` (AFSERIALIZATION_LIBRARY) when given."""
+    env = {k: v for k, v in os.environ.items() if k != afs.LIBRARY_ENV}
+    env["PIP_NO_INDEX"] = "1"
+    if library:
+        env[afs.LIBRARY_ENV] = str(library)
+    return subprocess.run([sys.executable, "-m", "pip", *args, "--no-build-isolation",
+                           "--disable-pip-version-check"],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=timeout)
 
 
 @pytest.fixture(scope="module")
-def installed(tmp_path_factory):
-    """The package installed with pip (offline, no build isolation) into a target dir."""
+def library():
+    return Path(os.path.realpath(afs.library_path))
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory, library):
+    """The package installed with pip into a target dir, packing the tested library."""
     target = tmp_path_factory.mktemp("site")
-    env = dict(os.environ, AFSERIALIZATION_LIBRARY=os.path.realpath(afs.library_path),
-               PIP_NO_INDEX="1")
-    out = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
-                          "--no-build-isolation", "--disable-pip-version-check",
-                          "--target", str(target), str(REPO / "bindings" / "python")],
-                         capture_output=True, text=True, env=env, timeout=300)
+    out = pip("install", "-q", "--no-deps", "--target", str(target), str(BINDINGS), library=library)
     assert out.returncode == 0, out.stdout + out.stderr
     return target
 
 
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory, library):
+    out_dir = tmp_path_factory.mktemp("wheel")
+    out = pip("wheel", "-q", "--no-deps", "-w", str(out_dir), str(BINDINGS), library=library)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (path,) = out_dir.glob("*.whl")
+    return path
+
+
 def run_in(target, code, **env_overrides):
-    env = {k: v for k, v in os.environ.items() if k != "AFSERIALIZATION_LIBRARY"}
+    env = {k: v for k, v in os.environ.items() if k != afs.LIBRARY_ENV}
     env.update(env_overrides)
     env["PYTHONPATH"] = str(target)
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           env=env, cwd=str(target), timeout=60)
 
 
-def test_the_installed_package_carries_the_library(installed):
+def test_the_tested_package_is_the_intended_one():
+    here = Path(afs.__file__).resolve()
+    if os.environ.get("AFS_TEST_INSTALLED_PACKAGE") == "1":
+        assert BINDINGS not in here.parents, f"{here}: the checkout, not the installed wheel"
+        assert not (here.parent / "demo.py").exists()
+    else:
+        assert here.parent == BINDINGS / "afserialization"
+
+
+def test_the_installed_package_carries_the_library(installed, library):
     packaged = installed / "afserialization" / "libafserialization.so"
-    assert packaged.read_bytes() == Path(os.path.realpath(afs.library_path)).read_bytes()
+    assert packaged.read_bytes() == library.read_bytes()
     assert (installed / "afserialization" / "py.typed").exists()
     out = run_in(installed, "import afserialization as a; print(a.library_path); "
                             "print(a.percent_escape('a b'))")
@@ -47,9 +91,9 @@ def test_the_installed_package_carries_the_library(installed):
     assert Path(path) == packaged and escaped == "a%20b"
 
 
-def test_environment_variable_overrides_the_packaged_library(installed, tmp_path):
+def test_environment_variable_overrides_the_packaged_library(installed, library, tmp_path):
     copy = tmp_path / "libcopy.so"
-    shutil.copy(os.path.realpath(afs.library_path), copy)
+    shutil.copy(library, copy)
     out = run_in(installed, "import afserialization as a; print(a.library_path)",
                  AFSERIALIZATION_LIBRARY=str(copy))
     assert out.returncode == 0, out.stderr
@@ -58,31 +102,58 @@ def test_environment_variable_overrides_the_packaged_library(installed, tmp_path
     assert bad.returncode != 0 and "/no/such.so" in bad.stderr
 
 
-def test_wheel_and_sdist_contents(tmp_path):
-    sys.path.insert(0, str(REPO / "bindings" / "python" / "build_backend"))
-    try:
-        import afs_build
-    finally:
-        sys.path.pop(0)
-    saved = os.environ.get(afs.LIBRARY_ENV)
-    os.environ[afs.LIBRARY_ENV] = os.path.realpath(afs.library_path)
-    try:
-        wheel = afs_build.build_wheel(str(tmp_path))
-    finally:
-        if saved is None:
-            del os.environ[afs.LIBRARY_ENV]
-        else:
-            os.environ[afs.LIBRARY_ENV] = saved
-    assert wheel.startswith("afserialization-") and "-py3-none-linux" in wheel
-    with zipfile.ZipFile(tmp_path / wheel) as z:
+def test_wheel_is_manylinux_with_the_header_version(wheel, library):
+    name, version, py, abi, platform = wheel.stem.split("-")
+    assert (name, version, py, abi) == ("afserialization", header_version(), "py3", "none")
+    assert re.fullmatch(r"manylinux_\d+_\d+_(x86_64|aarch64|i686|ppc64le|s390x|armv7l)", platform), platform
+    with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         assert {"afserialization/__init__.py", "afserialization/_ffi.py",
                 "afserialization/libafserialization.so", "afserialization/py.typed"} <= names
-        record = z.read(next(n for n in names if n.endswith("RECORD"))).decode()
-        assert "afserialization/libafserialization.so,sha256=" in record
-        assert "Root-Is-Purelib: false" in z.read(next(n for n in names if n.endswith("WHEEL"))).decode()
-    sdist = afs_build.build_sdist(str(tmp_path))
-    assert sdist.endswith(".tar.gz")
-    editable = afs_build.build_editable(str(tmp_path))
-    with zipfile.ZipFile(tmp_path / editable) as z:
-        assert any(n.endswith(".pth") for n in z.namelist())
+        assert "afserialization/demo.py" not in names  # it drives a checkout: scripts/demo.sh
+        assert z.read("afserialization/libafserialization.so") == library.read_bytes()
+        dist_info = f"afserialization-{version}.dist-info"
+        wheel_meta = z.read(f"{dist_info}/WHEEL").decode()
+        assert "Root-Is-Purelib: false" in wheel_meta and f"Tag: py3-none-{platform}" in wheel_meta
+        metadata = z.read(f"{dist_info}/METADATA").decode()
+        assert f"Version: {version}" in metadata and "Requires-Python: >=3.8" in metadata
+        assert any(n.startswith(dist_info) and n.endswith("LICENSE") for n in names)
+        assert "afserialization/libafserialization.so,sha256=" in z.read(f"{dist_info}/RECORD").decode()
+
+
+def test_auditwheel_agrees_with_the_tag(wheel):
+    auditwheel = shutil.which("auditwheel") or str(Path(sys.executable).parent / "auditwheel")
+    assert Path(auditwheel).exists(), "auditwheel is not installed (scripts/install-deps.sh)"
+    out = subprocess.run([auditwheel, "show", str(wheel)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stdout + out.stderr
+    platform = wheel.stem.split("-")[-1]
+    text = " ".join(out.stdout.split())
+    assert f'consistent with the following platform tag: "{platform}"' in text, out.stdout
+
+
+def test_sdist_carries_the_sources_and_builds(tmp_path, library):
+    """The sdist holds the library's sources under native/; a wheel builds from it (packing
+    the tested library; with AFS_TEST_SDIST_FULL_BUILD=1 it builds the library itself from
+    the sdist's sources, which takes a whole Swift build)."""
+    out = subprocess.run([sys.executable, "-m", "build", "--sdist", "--no-isolation",
+                          "--outdir", str(tmp_path), str(BINDINGS)],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (sdist,) = tmp_path.glob("*.tar.gz")
+    base = f"afserialization-{header_version()}"
+    assert sdist.name == base + ".tar.gz"
+    with tarfile.open(sdist) as tar:
+        names = set(tar.getnames())
+        tar.extractall(tmp_path / "x")
+    for rel in ["pyproject.toml", "hatch_build.py", "LICENSE", "afserialization/_ffi.py",
+                "native/CMakeLists.txt", "native/Package.swift", "native/include/afserialization.h",
+                "native/scripts/build-library.sh", "native/scripts/afserialization.map"]:
+        assert f"{base}/{rel}" in names, rel
+    assert any(n.startswith(f"{base}/native/Sources/AFSerialization/") for n in names)
+    assert not any(n.endswith(".so") for n in names)
+    full = os.environ.get("AFS_TEST_SDIST_FULL_BUILD") == "1"
+    out = pip("wheel", "-q", "--no-deps", "-w", str(tmp_path / "w"), str(tmp_path / "x" / base),
+              library=None if full else library, timeout=1800)
+    assert out.returncode == 0, out.stdout + out.stderr
+    (built,) = (tmp_path / "w").glob("*.whl")
+    assert "-py3-none-manylinux_" in built.name

@@ -47,7 +47,7 @@ def test_bad_method_and_url():
         afs.Request("GE T", URL)
     with pytest.raises(afs.InvalidMethodError):
         afs.Request("GE\0T", URL)
-    for url in ("no-scheme", "http://ex ample.com/", "http://example.com/\u00e9", "http://a/\x01"):
+    for url in ("no-scheme", "http://ex ample.com/", "http://example.com:99999/", "http://a/\x01"):
         with pytest.raises(afs.BadURLError):
             afs.Request("GET", url)
     with pytest.raises(afs.BadURLError):
@@ -111,7 +111,7 @@ r = s.request("GET", "http://h/", {"a": 1})
 v = afs.Value({"k": [1, 2]})
 class Holder: pass
 h = Holder(); h.me = h; h.things = [s, r, v]
-if not (_ffi.lib.missing & _ffi.MULTIPART_FUNCTIONS):
+if True:
     form = s.multipart_form("POST", "http://h/")
     form.append_stream([b"abc"], 3, "s", "s.bin", "a/b")
     request = form.finish()

@@ -277,7 +277,9 @@ def test_query_serializer_returning_none_or_junk(s):
     assert isinstance(e.value.__cause__, TypeError)
     s.query_serializer = lambda request, params: b"raw=1"
     assert s.request("GET", URL, {"a": 1}).url == URL + "?raw=1"
-    s.query_serializer = lambda request, params: "bad url"
+    s.query_serializer = lambda request, params: "bad url"  # encoded by URL intake
+    assert s.request("GET", URL, {"a": 1}).url == URL + "?bad%20url"
+    s.query_serializer = lambda request, params: "bad\r\nurl"
     with pytest.raises(afs.BadURLError):
         s.request("GET", URL, {"a": 1})
     with pytest.raises(TypeError):

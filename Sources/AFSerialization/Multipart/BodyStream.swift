@@ -1,15 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
-
 /// The pull-based multipart body (AFNetworking's `AFMultipartBodyStream`): a cursor over the
 /// parts' phases that copies boundaries and headers from memory and reads file and callback
 /// bodies straight into the caller's buffer. No run loop, no thread hop, no allocation per
 /// read.
 ///
-/// Rules (DESIGN.md, "Multipart"):
+/// Rules (docs/DESIGN.md, "Multipart"):
 /// - `read` returns bytes (> 0), 0 at the end, -1 on error; the byte sequence is the same for
 ///   every sequence of buffer sizes. After a -1 every read returns -1 and `error` keeps the
 ///   same error until `rewind`/`seek`.
@@ -34,15 +28,15 @@ public final class MultipartBodyStream: @unchecked Sendable {
         let starts: [UInt64]
         let contentLength: UInt64
 
-        init(parts: [BodyPart], boundary: String) {
+        init(parts: [BodyPart], boundary: String) throws(AFSError) {
             precondition(!parts.isEmpty, "a multipart body has at least one part")
             self.parts = parts
             self.boundary = boundary
-            initial = ByteBlock("--" + boundary + "\r\n")
-            encapsulation = ByteBlock("\r\n--" + boundary + "\r\n")
-            final = ByteBlock("\r\n--" + boundary + "--\r\n")
+            initial = try ByteBlock("--" + boundary + "\r\n")
+            encapsulation = try ByteBlock("\r\n--" + boundary + "\r\n")
+            final = try ByteBlock("\r\n--" + boundary + "--\r\n")
             var s: [UInt64] = []
-            s.reserveCapacity(parts.count)
+            try s.checkedReserve(parts.count, "the part offsets")
             var total: UInt64 = 0
             for (i, p) in parts.enumerated() {
                 s.append(total)
@@ -72,6 +66,25 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// Called after every successful read or write with (bytes delivered so far, total).
     /// C: `afs_body_stream_set_progress`.
     @exclusivity(unchecked) public var progress: ((UInt64, UInt64) -> Void)?
+    /// Called like `progress` (after it); returning true cancels: `write(to:)` stops at
+    /// once and a read's bytes are delivered but the next read fails, both with `.io`,
+    /// `ECANCELED`, "cancelled by the progress callback …", sticky until `rewind`/`seek`.
+    /// C: `afs_body_stream_set_progress_cancel`.
+    @exclusivity(unchecked) public var shouldCancel: ((UInt64, UInt64) -> Bool)?
+
+    /// Kernel copies and in-memory writes move at most this much per step, so progress (and
+    /// a chance to cancel) comes at least every 1 MiB.
+    public static let writeStep = 1 << 20
+
+    /// Reports progress; true when the caller cancelled (the sticky error is then set).
+    @inline(__always)
+    func report() -> Bool {
+        progress?(position, layout.contentLength)
+        guard let c = shouldCancel, c(position, layout.contentLength) else { return false }
+        error = AFSError(.io, "cancelled by the progress callback at byte \(position) of \(layout.contentLength)", osErrno: ECANCELED)
+        closeFile()
+        return true
+    }
 
     @exclusivity(unchecked) public private(set) var isOpen = false
     @exclusivity(unchecked) public private(set) var isClosed = false
@@ -101,8 +114,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
     @exclusivity(unchecked) var carryOffset: UInt64 = 0
 
     /// A stream over `parts` separated by `boundary`. The first read opens it.
-    public init(parts: [BodyPart], boundary: String) {
-        layout = Layout(parts: parts, boundary: boundary)
+    /// - Throws: `AFSError` `.noMemory`.
+    public init(parts: [BodyPart], boundary: String) throws(AFSError) {
+        layout = try Layout(parts: parts, boundary: boundary)
         self.parts = layout.parts
     }
 
@@ -112,9 +126,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
     }
 
     deinit {
-        if fd >= 0 { Glibc.close(fd) }
-        scratch?.deallocate()
-        iov?.deallocate()
+        if fd >= 0 { Platform.close(fd) }
+        free(scratch)
+        free(iov)
     }
 
     /// A new reader of the same body, at offset 0, sharing the parts (AFNetworking's
@@ -152,7 +166,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
     @inline(__always)
     func closeFile() {
         if fd >= 0 {
-            Glibc.close(fd)
+            Platform.close(fd)
             fd = -1
         }
     }
@@ -187,7 +201,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
         }
         if n > 0 {
             position += UInt64(n)
-            progress?(position, layout.contentLength)
+            if report() { return n }  // these bytes are delivered; the next read fails
             if delay > 0 { MultipartBodyStream.sleep(delay) }
         }
         return n
@@ -301,20 +315,20 @@ public final class MultipartBodyStream: @unchecked Sendable {
         var fd: Int32
         // O_NONBLOCK: a path replaced by a FIFO since the append must fail below, not block
         // in open(2) waiting for a writer; it is cleared once the file is known regular.
-        repeat { fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
+        repeat { fd = Platform.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK) } while fd < 0 && errno == EINTR
         if fd < 0 { throw fileError(part, "opening", errno) }
         var st = stat()
         if fstat(fd, &st) != 0 {
             let e = errno
-            Glibc.close(fd)
+            Platform.close(fd)
             throw fileError(part, "examining", e)
         }
         if (st.st_mode & S_IFMT) != S_IFREG {
-            Glibc.close(fd)
+            Platform.close(fd)
             throw AFSError(.io, "\(part.label): \"\(path)\" is no longer a regular file")
         }
         if UInt64(st.st_size) != part.length {
-            Glibc.close(fd)
+            Platform.close(fd)
             throw AFSError(.lengthMismatch, "\(part.label): the file \"\(path)\" now has \(st.st_size) bytes but had \(part.length) when it was appended")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
@@ -389,7 +403,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
             }
             part.consumed = 0
         }
-        let tmp = scratchBuffer()
+        let tmp = try scratchBuffer()
         while part.consumed < target {
             let want = Int(Swift.min(target - part.consumed, UInt64(MultipartBodyStream.scratchSize)))
             _ = try readCallback(part, source, tmp, want)
@@ -400,9 +414,12 @@ public final class MultipartBodyStream: @unchecked Sendable {
         AFSError(.unsupported, "\(part.label): its stream has no rewind function and has already been read")
     }
 
-    func scratchBuffer() -> UnsafeMutablePointer<UInt8> {
+    func scratchBuffer() throws(AFSError) -> UnsafeMutablePointer<UInt8> {
         if let s = scratch { return s }
-        let s = UnsafeMutablePointer<UInt8>.allocate(capacity: MultipartBodyStream.scratchSize)
+        guard let raw = afsMalloc(MultipartBodyStream.scratchSize) else {
+            throw AFSError.noMemory("the body stream's scratch buffer", bytes: MultipartBodyStream.scratchSize)
+        }
+        let s = raw.assumingMemoryBound(to: UInt8.self)
         scratch = s
         return s
     }
@@ -513,7 +530,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
         var kernelPart = -1
         while phase != .end {
             let part = parts[partIndex]
-            let chunk = packetSize
+            let chunk = Swift.min(packetSize, MultipartBodyStream.writeStep)
             var did = 0
             switch (phase, part.source) {
             case (.body, .file):
@@ -527,7 +544,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                     continue
                 }
                 if self.fd < 0 { try source { try openFile(part) } }
-                let want = Int(Swift.min(part.length - offset, UInt64(Swift.min(chunk, 1 << 30))))
+                let want = Int(Swift.min(part.length - offset, UInt64(chunk)))
                 if kernel {
                     let r = kernelCopy(to: out, regular: regular, want)
                     if r > 0 {
@@ -541,7 +558,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                         continue
                     }
                 } else {
-                    let tmp = scratchBuffer()
+                    let tmp = try scratchBuffer()
                     let r = try source { () throws -> Int in
                         let k = Swift.min(want, MultipartBodyStream.scratchSize)
                         var r: Int
@@ -562,7 +579,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                         advancePhase()
                         continue
                     }
-                    let tmp = scratchBuffer()
+                    let tmp = try scratchBuffer()
                     let want = Int(Swift.min(part.length - offset, UInt64(Swift.min(chunk, MultipartBodyStream.scratchSize))))
                     let r = try source { try readCallback(part, src, tmp, want) }
                     carryPart = partIndex
@@ -579,7 +596,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
             if did > 0 {
                 position += UInt64(did)
                 written += UInt64(did)
-                progress?(position, layout.contentLength)
+                if report(), let e = error { throw e }
                 if delay > 0 { MultipartBodyStream.sleep(delay) }
             }
         }
@@ -617,7 +634,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// Writes consecutive in-memory phases (boundaries, headers, memory bodies) with one
     /// `writev`, and moves the cursor by what was written.
     func writeMemory(_ out: Int32, _ chunk: Int, _ sig: inout SigpipeGuard) throws -> Int {
-        let iov = iovecs()
+        let iov = try iovecs()
         var count = 0, total = 0
         // Walk a copy of the cursor over the in-memory phases.
         var p = partIndex, ph = phase, off = offset
@@ -686,9 +703,11 @@ public final class MultipartBodyStream: @unchecked Sendable {
         }
     }
 
-    func iovecs() -> UnsafeMutablePointer<iovec> {
+    func iovecs() throws(AFSError) -> UnsafeMutablePointer<iovec> {
         if let v = iov { return v }
-        let v = UnsafeMutablePointer<iovec>.allocate(capacity: MultipartBodyStream.iovCount)
+        let bytes = MultipartBodyStream.iovCount * MemoryLayout<iovec>.stride
+        guard let raw = afsMalloc(bytes) else { throw AFSError.noMemory("the body stream's write vector", bytes: bytes) }
+        let v = raw.bindMemory(to: iovec.self, capacity: MultipartBodyStream.iovCount)
         iov = v
         return v
     }
@@ -696,7 +715,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// One `write` of up to `count` bytes (retrying EINTR).
     func writeSome(_ out: Int32, _ p: UnsafeMutablePointer<UInt8>, _ count: Int, _ sig: inout SigpipeGuard) throws -> Int {
         var r: Int
-        repeat { r = Glibc.write(out, p, count) } while r < 0 && errno == EINTR
+        repeat { r = Platform.write(out, p, count) } while r < 0 && errno == EINTR
         if r < 0 { throw destinationError(out, errno, &sig) }
         return r
     }
@@ -793,7 +812,7 @@ extension MultipartBodyStream {
         for _ in 0..<16 {
             let r = g.next() as UInt64
             tmp = (dir == "/" ? "/" : dir + "/") + "." + base + ".afs-" + String(r, radix: 16) + ".tmp"
-            repeat { fd = Glibc.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) } while fd < 0 && errno == EINTR
+            repeat { fd = Platform.open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o666) } while fd < 0 && errno == EINTR
             if fd >= 0 || errno != EEXIST { break }
         }
         if fd < 0 {
@@ -804,7 +823,7 @@ extension MultipartBodyStream {
             let reader = makeReader()
             var written: UInt64 = 0
             try reader.write(to: fd, written: &written)
-            if Glibc.close(fd) != 0 {
+            if Platform.close(fd) != 0 {
                 fd = -1
                 let e = errno
                 throw AFSError(.io, "writing \"\(path)\" failed: \(errorText(e))", osErrno: e)
@@ -815,7 +834,7 @@ extension MultipartBodyStream {
                 throw AFSError(.io, "cannot rename the temporary file to \"\(path)\": \(errorText(e))", osErrno: e)
             }
         } catch {
-            if fd >= 0 { Glibc.close(fd) }
+            if fd >= 0 { Platform.close(fd) }
             unlink(tmp)
             if var e = error as? AFSError {
                 if !e.message.contains(path) { e.message = "writing the body to \"\(path)\": " + e.message }

@@ -1,11 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#elseif canImport(Darwin)
-import Darwin
-#endif
-
 /// The MIME type of a file from its extension, as AFNetworking's
 /// `AFContentTypeForPathExtension` answers with Apple's UTType database: a built-in table
 /// first (authoritative), then `/etc/mime.types` when present, then

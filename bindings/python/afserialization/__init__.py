@@ -36,10 +36,10 @@ from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
                      QueryCallbackError, SerializationError, StateError, Status, StreamIOError,
                      UnacceptableContentTypeError, UnacceptableStatusError, UnsupportedError,
                      UnsupportedTypeError, ValueOutOfRangeError)
-from .helpers import library_version, percent_escape, query_string
+from .helpers import library_version, percent_escape, query_string, resolve_url
 from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
                         MultipartForm)
-from .request import Request, RequestHeaders
+from .request import MultipartRequest, Request, RequestHeaders
 from .response import (CompoundResponseSerializer, HTTPResponseSerializer, JSONReadingOptions,
                        JSONResponseSerializer, PropertyListResponseSerializer)
 from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequestSerializer,
@@ -47,12 +47,14 @@ from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequ
                           SerializerHeaders, SpaceStyle, StringEncoding)
 from .values import Value, ValueKind
 
-__version__ = "0.1.0"
+#: The version of the loaded library (written once, in include/afserialization.h).
+__version__ = library_version()
 
 __all__ = [
     # serializers and what they make
     "HTTPRequestSerializer", "JSONRequestSerializer", "PropertyListRequestSerializer",
-    "SerializerHeaders", "Request", "RequestHeaders", "MultipartForm", "BodyStream",
+    "SerializerHeaders", "Request", "MultipartRequest", "RequestHeaders", "MultipartForm",
+    "BodyStream",
     "Value", "ValueKind",
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
@@ -63,6 +65,7 @@ __all__ = [
     "UPLOAD_STREAM_3G_SUGGESTED_DELAY", "DEFAULT_CHUNK_SIZE", "ProgressCallback",
     # helpers
     "percent_escape", "query_string", "library_version", "library_path", "LIBRARY_ENV",
+    "resolve_url",
     # errors
     "Status", "SerializationError", "InvalidArgumentError", "InvalidUTF8Error", "BadURLError",
     "InvalidMethodError", "InvalidHeaderError", "InvalidJSONError", "InvalidPlistError",

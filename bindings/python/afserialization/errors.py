@@ -19,6 +19,8 @@ from __future__ import annotations
 import enum
 from typing import Any, Dict, Optional, Type
 
+from ._enum import QuietEnumMeta
+
 __all__ = [
     "Status", "SerializationError",
     "InvalidArgumentError", "InvalidUTF8Error", "BadURLError", "InvalidMethodError",
@@ -31,7 +33,7 @@ __all__ = [
 ]
 
 
-class Status(enum.IntEnum):
+class Status(enum.IntEnum, metaclass=QuietEnumMeta):
     """``afs_status``: the values are pinned by the C library forever."""
 
     OK = 0
@@ -203,9 +205,10 @@ class ValueOutOfRangeError(InvalidArgumentError, OverflowError):
 
 
 class MissingFunctionError(SerializationError, AttributeError):
-    """The loaded ``libafserialization.so`` does not export a function of the contract
-    (an older build). Names the function and the library path. An ``AttributeError`` too,
-    as ctypes raises for a missing symbol."""
+    """The ``libafserialization.so`` being loaded does not export a function of the
+    contract (an older build): raised when the package is imported, naming the function
+    and the library path. An ``AttributeError`` too, as ctypes raises for a missing
+    symbol."""
 
     def __init__(self, function: str, library: str) -> None:
         self.function = function

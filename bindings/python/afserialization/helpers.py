@@ -4,10 +4,11 @@ from __future__ import annotations
 from typing import Union
 
 from ._ffi import lib
-from .errors import UnsupportedTypeError
+from ._text import cstr
+from .errors import BadURLError, UnsupportedTypeError
 from .values import Params, ParamsRef
 
-__all__ = ["percent_escape", "query_string", "library_version"]
+__all__ = ["percent_escape", "query_string", "library_version", "resolve_url"]
 
 
 def percent_escape(s: Union[str, bytes]) -> str:
@@ -37,8 +38,10 @@ def query_string(params: Params) -> str:
     >>> query_string({"b": [1, 2], "a": "x y"})
     'a=x%20y&b%5B%5D=1&b%5B%5D=2'
 
+    ``None`` (no parameters) gives ``""``, as an empty dictionary does.
+
     Raises:
-        InvalidArgumentError: ``params`` is not a dictionary.
+        InvalidArgumentError: ``params`` is neither a dictionary (mapping) nor ``None``.
     """
     with ParamsRef({} if params is None else params) as p:
         return lib.afs_query_string(p)
@@ -47,3 +50,17 @@ def query_string(params: Params) -> str:
 def library_version() -> str:
     """The loaded library's version, ``"MAJOR.MINOR.PATCH"`` (``afs_version``)."""
     return lib.afs_version().decode("utf-8", "replace")
+
+
+def resolve_url(base: str, reference: str) -> str:
+    """Resolves ``reference`` against ``base`` by RFC 3986 section 5.2 strictly
+    (``afs_url_resolve``; no AFNetworking slash rule). Both go through URL intake first.
+
+    >>> resolve_url("http://a/b/c/d;p?q", "../g")
+    'http://a/b/g'
+
+    Raises:
+        BadURLError: ``base`` is not absolute, or intake refuses either string.
+        InvalidUTF8Error
+    """
+    return lib.afs_url_resolve(cstr(base, "base", BadURLError), cstr(reference, "reference", BadURLError))

@@ -1,0 +1,157 @@
+"""Hatchling hooks of the ``afserialization`` package (pyproject.toml).
+
+* ``VersionHook`` (metadata): the version is ``AFS_VERSION_MAJOR.MINOR.PATCH`` of
+  ``include/afserialization.h``, the one place it is written.
+* ``LibraryHook`` (wheel): packs ``afserialization/libafserialization.so``. With
+  ``$AFSERIALIZATION_LIBRARY`` set, that file; otherwise the project's CMake builds the
+  library (SwiftPM underneath; ``BUILD_TESTING`` and the examples off) into
+  ``<sources>/build-python`` and the stripped copy it makes for installing is packed. The
+  wheel's tag is ``py3-none-<platform>``: the bindings are ctypes only, so any Python 3
+  runs them; the platform is ``manylinux_<glibc>_<arch>`` computed from the library's ELF
+  file (the highest ``GLIBC_x.y`` symbol version it needs, and only libraries the manylinux
+  policies allow), else ``linux_<arch>``.
+
+The library's sources are ``../..`` in a checkout and ``native/`` in the sdist.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from typing import Any, Dict, Optional
+
+from hatchling.builders.hooks.plugin.interface import BuildHookInterface
+from hatchling.metadata.plugin.interface import MetadataHookInterface
+
+LIBRARY_ENV = "AFSERIALIZATION_LIBRARY"
+LIBRARY_NAME = "libafserialization.so"
+# Libraries every manylinux policy lets a wheel link against (PEP 600).
+MANYLINUX_LIBRARIES = {
+    "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0",
+    "libstdc++.so.6", "libgcc_s.so.1", "ld-linux-x86-64.so.2", "ld-linux-aarch64.so.1",
+    "ld-linux.so.2", "libutil.so.1", "libresolv.so.2",
+}
+
+
+def source_root(root: str) -> str:
+    """The folder holding CMakeLists.txt and include/ of the library."""
+    for candidate in (os.path.join(root, "native"), os.path.join(root, "..", "..")):
+        if os.path.isfile(os.path.join(candidate, "include", "afserialization.h")):
+            return os.path.normpath(candidate)
+    raise FileNotFoundError(f"the library's sources are neither in {root}/native nor in "
+                            f"{root}/../.. (include/afserialization.h)")
+
+
+def header_version(root: str) -> str:
+    with open(os.path.join(source_root(root), "include", "afserialization.h"),
+              encoding="utf-8") as f:
+        text = f.read()
+    parts = []
+    for part in ("MAJOR", "MINOR", "PATCH"):
+        m = re.search(rf"^#define AFS_VERSION_{part} (\d+)$", text, re.MULTILINE)
+        if not m:
+            raise ValueError(f"AFS_VERSION_{part} is missing from include/afserialization.h")
+        parts.append(m.group(1))
+    return ".".join(parts)
+
+
+class VersionHook(MetadataHookInterface):
+    PLUGIN_NAME = "custom"
+
+    def update(self, metadata: Dict[str, Any]) -> None:
+        metadata["version"] = header_version(self.root)
+
+
+def _log(message: str) -> None:
+    print(f"afserialization build: {message}", file=sys.stderr, flush=True)
+
+
+def build_library(src: str) -> str:
+    """Builds the library with the project's CMake; returns the stripped copy's path."""
+    cmake = shutil.which("cmake")
+    if not cmake:
+        raise RuntimeError("cmake is needed to build libafserialization.so (or set "
+                           f"{LIBRARY_ENV} to a built library)")
+    build = os.environ.get("AFS_PYTHON_BUILD_DIR") or os.path.join(src, "build-python")
+    _log(f"building the library with CMake in {build}")
+    subprocess.run([cmake, "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+                    "-DBUILD_TESTING=OFF", "-DAFS_BUILD_EXAMPLES=OFF"],
+                   check=True, stdout=sys.stderr)
+    subprocess.run([cmake, "--build", build, "--target", "afserialization_ship"],
+                   check=True, stdout=sys.stderr)
+    stripped = os.path.join(build, "lib-ship", "stripped")
+    names = [n for n in os.listdir(stripped) if n.startswith(LIBRARY_NAME + ".")]
+    if len(names) != 1:
+        raise RuntimeError(f"expected one library in {stripped}, found {names}")
+    return os.path.join(stripped, names[0])
+
+
+def platform_tag(library: str) -> str:
+    """``manylinux_X_Y_<arch>`` when the library fits a manylinux policy, else the plain
+    platform (``linux_<arch>``)."""
+    plain = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    arch = plain.split("_", 1)[1] if plain.startswith("linux_") else None
+    if arch is None:
+        return plain
+    try:
+        from elftools.elf.elffile import ELFFile
+        from elftools.elf.dynamic import DynamicSection
+        from elftools.elf.gnuversions import GNUVerNeedSection
+    except ImportError:
+        _log("pyelftools is missing: plain platform tag")
+        return plain
+    glibc = (2, 17)  # the oldest policy auditwheel still knows for x86_64 and aarch64
+    needed = set()
+    with open(library, "rb") as f:
+        elf = ELFFile(f)
+        for section in elf.iter_sections():
+            if isinstance(section, DynamicSection):
+                needed.update(t.needed for t in section.iter_tags() if t.entry.d_tag == "DT_NEEDED")
+            if isinstance(section, GNUVerNeedSection):
+                for _verneed, auxiliaries in section.iter_versions():
+                    for aux in auxiliaries:
+                        m = re.fullmatch(r"GLIBC_(\d+)\.(\d+)(?:\.\d+)?", aux.name)
+                        if m:
+                            glibc = max(glibc, (int(m.group(1)), int(m.group(2))))
+    outside = sorted(needed - MANYLINUX_LIBRARIES)
+    if outside:
+        _log(f"the library links {outside}, outside the manylinux policies: {plain}")
+        return plain
+    return f"manylinux_{glibc[0]}_{glibc[1]}_{arch}"
+
+
+class LibraryHook(BuildHookInterface):
+    PLUGIN_NAME = "custom"
+
+    def initialize(self, version: str, build_data: Dict[str, Any]) -> None:
+        if self.target_name != "wheel":
+            return
+        src: Optional[str]
+        try:
+            src = source_root(self.root)
+        except FileNotFoundError:
+            src = None
+        if src and os.path.isfile(os.path.join(src, "LICENSE")):
+            build_data.setdefault("extra_metadata", {})[os.path.join(src, "LICENSE")] = "LICENSE"
+        elif os.path.isfile(os.path.join(self.root, "LICENSE")):
+            build_data.setdefault("extra_metadata", {})[os.path.join(self.root, "LICENSE")] = "LICENSE"
+        if version == "editable":
+            # The package then loads $AFSERIALIZATION_LIBRARY or the checkout's build/lib.
+            return
+        library = os.environ.get(LIBRARY_ENV)
+        if library:
+            if not os.path.isfile(library):
+                raise FileNotFoundError(f"{LIBRARY_ENV}={library} is not a file")
+            _log(f"packing {os.path.realpath(library)} ({LIBRARY_ENV})")
+        else:
+            if src is None:
+                raise FileNotFoundError(f"no library sources to build from; set {LIBRARY_ENV}")
+            library = build_library(src)
+            _log(f"packing {library}")
+        build_data["force_include"][os.path.realpath(library)] = f"afserialization/{LIBRARY_NAME}"
+        build_data["pure_python"] = False
+        build_data["tag"] = f"py3-none-{platform_tag(os.path.realpath(library))}"
+        _log(f"wheel tag {build_data['tag']}")
