@@ -34,7 +34,7 @@ public enum PercentEscaping {
     /// - Throws: `AFSError` `.invalidUTF8` naming the byte offset of the first bad sequence.
     public static func escape(utf8 bytes: UnsafeBufferPointer<UInt8>, to out: inout ByteWriter) throws {
         let start = out.count
-        // One pass escapes and runs the UTF-8 DFA; rejected input is scanned for the offset.
+        // One pass escapes and checks the UTF-8; rejected input is scanned for the offset.
         if !escapeValidating(bytes, spaceAsPlus: false, to: &out) {
             out.recover(to: start)
             throw AFSError.invalidUTF8("the string to escape", offset: firstInvalidUTF8OffsetScan(bytes) ?? 0)
@@ -90,14 +90,32 @@ public enum PercentEscaping {
     /// The output is reserved once for the worst case (3 bytes per input byte) plus the
     /// overshoot of the last store. The first block (which has no bytes before it) and the
     /// last 16-47 bytes (whose 16-byte loads would read past the input) are copied to a
-    /// zero-padded stack buffer and run from there.
+    /// zero-padded stack buffer and run from there. Inputs under 16 bytes take the table
+    /// loop alone, without the stack buffer's set-up.
     @inline(__always)
     private static func run(_ src: UnsafeBufferPointer<UInt8>, spaceAsPlus: Bool, validate: Bool, to out: inout ByteWriter) -> Bool {
         let n = src.count
         guard n > 0, let s = src.baseAddress else { return true }
         guard out.reserve(n &* 3 &+ 32) else { return true }  // out of memory: `failed` tells; +32: the overshoot of the last stores
-        out.prefault(n)  // at least n bytes will be written
         var d = UnsafeMutableRawPointer(out.base + out.count)
+        if n < 16 {
+            // Short strings (most query keys and values): the table loop alone, and the
+            // sequence scan only when a byte of 0x80 and above is present.
+            var high: UInt8 = 0
+            (spaceAsPlus ? escapeTablePlus : escapeTable).withUnsafeBufferPointer { entries in
+                let e = entries.baseAddress!
+                for j in 0..<n {
+                    let c = s[j]
+                    high |= c
+                    let w = e[Int(c)]
+                    d.storeBytes(of: w, as: UInt32.self)
+                    d += Int(w >> 24)
+                }
+            }
+            out.count = d.assumingMemoryBound(to: UInt8.self) - out.base
+            return !validate || high < 0x80 || firstInvalidUTF8OffsetScan(src) == nil
+        }
+        out.prefault(n)  // at least n bytes will be written
         var errors = SIMD16<UInt8>()
         (spaceAsPlus ? escapeTablePlus : escapeTable).withUnsafeBufferPointer { entries in
             let e = entries.baseAddress!

@@ -606,10 +606,14 @@ struct JSONReader: ~Copyable {
             // byte, then the run's UTF-8 checked in one vector pass (`firstInvalidUTF8Offset`),
             // ending at a sequence boundary. If that fails, the byte loop below scans the run
             // again from its start and names the first problem, as without this pass.
-            while i &+ 16 <= n && !JSONReader.hasStringStop(Wide.load(p + i)) {
+            var seen = SIMD16<UInt8>()
+            while i &+ 16 <= n {
+                let v = Wide.load(p + i)
+                if JSONReader.hasStringStop(v) { break }
+                seen |= v
                 i &+= 16
             }
-            if i > start {
+            if i > start && Wide.anyHigh(seen) {  // an ASCII run needs no UTF-8 check
                 var end = i
                 var back = 0
                 while back < 3 && end < n && end > start && p[end] & 0xC0 == 0x80 {
