@@ -14,6 +14,7 @@
  *   3. Values: building, walking    7. Multipart forms
  *   4. Helpers                      8. Body streams
  *                                   9. Response serializers
+ *                                  10. Bulk transfer (one call each way)
  *
  * CONVENTIONS
  *   - Opaque handles: afs_value, afs_serializer, afs_request, afs_form, afs_body_stream,
@@ -141,6 +142,26 @@ typedef struct afs_error {
 /** The enumerator's name, e.g. "AFS_E_BAD_URL"; "AFS_E_UNKNOWN" for other values.
  *  Static storage. */
 AFS_API const char *afs_status_name(afs_status status);
+
+/*
+ * Out of memory (AFS_E_NO_MEMORY). Every allocation whose size grows with the input is
+ * checked: output buffers (bodies, query strings, escaped and returned strings), copies
+ * of part bodies and header blocks, parser stacks, and the arrays, strings and tables
+ * built while decoding or writing (their size is asked of malloc first). When one fails
+ * the call returns AFS_E_NO_MEMORY, os_errno ENOMEM, "out of memory: could not allocate N
+ * bytes for WHAT", and nothing is half-done: no handle is created, a form or value is as
+ * it was before the call, a body stream can be read again. The small fixed allocations of
+ * the Swift runtime itself (objects of a few dozen bytes, short strings and arrays below
+ * 16 KiB, type metadata, a thread's first use of the runtime) are not checked: when one of
+ * those fails the process stops, as any Swift or C++ program does. Decoding is bounded
+ * (afs_response_serializer_set_max_decoded_bytes), so a response cannot make the library
+ * allocate many times its size.
+ *
+ * Deep trees and small stacks: writing, walking and freeing trees nested 32 levels or
+ * more continues on a thread the library starts with an 8 MiB stack (and joins before
+ * returning), so a caller's thread with a 64 KiB stack can handle the 512-level limit;
+ * when that thread cannot be started, the call returns AFS_E_NO_MEMORY.
+ */
 
 /* ===================================================================================== */
 /* 3. Values: building, walking, freeing                                                */
@@ -913,6 +934,19 @@ typedef void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total);
  *  (total, total). NULL fn removes the callback; NULL bs, and a call from inside one of
  *  the stream's callbacks, are ignored. */
 AFS_API void afs_body_stream_set_progress(afs_body_stream *bs, afs_progress_fn fn, void *ctx);
+/** Progress that can cancel: return 0 to go on, nonzero to cancel. */
+typedef int (*afs_progress_cancel_fn)(void *ctx, uint64_t sent, uint64_t total);
+/**
+ * Calls `fn(ctx, sent, total)` after every successful read or write (after the
+ * afs_progress_fn, if both are set); a nonzero return cancels:
+ * afs_body_stream_write_to_fd stops at once (`written` and the position count what was
+ * written), and afs_body_stream_read returns the bytes of the call that was cancelled and
+ * fails the next one. Either way the error is AFS_E_IO with os_errno ECANCELED,
+ * "cancelled by the progress callback at byte N of TOTAL", sticky until a rewind or seek.
+ * Writes to a descriptor report at least every 1 MiB (kernel copies and memory parts are
+ * written in steps of at most 1 MiB). NULL fn removes the callback; NULL bs is ignored.
+ */
+AFS_API void afs_body_stream_set_progress_cancel(afs_body_stream *bs, afs_progress_cancel_fn fn, void *ctx);
 
 /* ===================================================================================== */
 /* 9. Response serializers                                                              */
@@ -1025,6 +1059,19 @@ AFS_API afs_status afs_response_serializer_set_acceptable_content_types(afs_resp
  *  stored by all; on a compound serializer, set on every member. */
 AFS_API void afs_response_serializer_set_removes_keys_with_null_values(afs_response_serializer *rs, bool on);
 
+/**
+ * Lowers the limit on what decoding a JSON or property-list body may build (not
+ * AFNetworking's; a guard for hosts). A decoded tree is charged 32 bytes per value
+ * (dictionary keys included) plus the bytes of every string, key and data, a shared
+ * binary-plist object at every place it is referenced. The limit is 64 x the body size +
+ * 1 MiB (JSON and XML bodies never reach it; a binary plist whose shared objects expand
+ * beyond it is refused), or max_bytes when that is lower; 0 restores the default.
+ * Beyond the limit afs_response_object fails with AFS_E_INVALID_JSON or
+ * AFS_E_INVALID_PLIST, "the decoded tree would take more than N bytes …". On a compound
+ * serializer, sets it on every member. A NULL or wrong handle is ignored.
+ */
+AFS_API void afs_response_serializer_set_max_decoded_bytes(afs_response_serializer *rs, uint64_t max_bytes);
+
 /** NSJSONReadingOptions. 1 (mutable containers) and 2 (mutable leaves) are accepted and
  *  change nothing: decoded values are always new trees. */
 enum { AFS_JSON_READING_FRAGMENTS_ALLOWED = 4 /**< a scalar at the top level */ };
@@ -1061,6 +1108,113 @@ AFS_API afs_status afs_response_validate(const afs_response_serializer *rs, int 
  */
 AFS_API afs_status afs_response_object(const afs_response_serializer *rs, int status_code,
     const char *content_type, const void *data, size_t len, afs_value **out, afs_error *err);
+
+/* ===================================================================================== */
+/* 10. Bulk transfer (one call each way)                                                */
+/* ===================================================================================== */
+
+/*
+ * For bindings that pay for every foreign call (Python's ctypes, cffi, cgo): parameters go
+ * in as one buffer, a request comes back as one snapshot, a response as one buffer. The
+ * buffers are a strict subset of Python's pickle protocol 4 (also read as protocol 5),
+ * which CPython reads and writes at C speed and which is simple to read anywhere:
+ *
+ *   None, True, False   NONE 'N', NEWTRUE 0x88, NEWFALSE 0x89
+ *   int                 BININT1 'K', BININT2 'M', BININT 'J', LONG1 0x8A, LONG4 0x8B
+ *   float               BINFLOAT 'G' (8 bytes, big-endian IEEE 754)
+ *   str                 SHORT_BINUNICODE 0x8C, BINUNICODE 'X', BINUNICODE8 0x8D (UTF-8)
+ *   bytes               SHORT_BINBYTES 'C', BINBYTES 'B', BINBYTES8 0x8E
+ *   dict                EMPTY_DICT '}', SETITEM 's', SETITEMS 'u'
+ *   list / tuple        EMPTY_LIST ']', APPEND 'a', APPENDS 'e' / EMPTY_TUPLE ')',
+ *                       TUPLE1-3 0x85-0x87, TUPLE 't'
+ *   set / frozenset     EMPTY_SET 0x8F, ADDITEMS 0x90 / FROZENSET 0x91
+ *   bookkeeping         PROTO 0x80, FRAME 0x95, MARK '(', STOP '.', POP '0', POP_MARK '1',
+ *                       MEMOIZE 0x94, BINPUT 'q', LONG_BINPUT 'r', BINGET 'h',
+ *                       LONG_BINGET 'j'
+ *
+ * Values map as: dict <-> dictionary (str keys, order kept), list and tuple -> array,
+ * set and frozenset -> set, str <-> string, bytes <-> data, int <-> integer (int64), float
+ * <-> double, bool <-> bool, None <-> null. Written arrays are lists; a written set is a
+ * frozenset when its members are hashable in Python and stay distinct there (1, 1.0 and
+ * true are one Python member), otherwise a list in the set's order.
+ *
+ * The reader refuses every other opcode with AFS_E_INVALID_ARGUMENT naming the opcode,
+ * its byte offset and the Python type it stands for (GLOBAL, STACK_GLOBAL, REDUCE, BUILD,
+ * INST, OBJ, NEWOBJ, NEWOBJ_EX, EXT1-4, PERSID, BINPERSID: a class or function; BYTEARRAY8:
+ * a bytearray; NEXT_BUFFER, READONLY_BUFFER: out-of-band buffers; the text opcodes of
+ * protocols 0-1), so no input can name code. It also refuses, with the path (`['a'][2]`):
+ * dict keys that are not str, ints outside int64, nesting deeper than 512, a container
+ * that contains itself ("a cycle"), and shared members (the memo) that would expand to
+ * more than max(2^20, 16 x the input length) values; truncated input, a memo index never
+ * stored, and bytes after STOP are errors naming the offset; a str that is not UTF-8 is
+ * AFS_E_INVALID_UTF8. The writer emits only the opcodes above; Python should load its
+ * output with an Unpickler whose find_class refuses everything.
+ */
+
+/**
+ * Reads a pickle of the subset above into a new value tree.
+ * @param data the pickle (NULL only with len 0); @param len its length (an empty input is
+ *        an error).
+ * @return owned value (afs_value_free), or NULL with AFS_E_INVALID_ARGUMENT or
+ *         AFS_E_INVALID_UTF8 as described above.
+ */
+AFS_API afs_value *afs_value_from_pickle(const void *data, size_t len, afs_error *err);
+/**
+ * Writes a value tree as a pickle of the subset (PROTO 4, one FRAME, no memo).
+ * @param len receives the length (must not be NULL; 0 on failure).
+ * @return owned bytes (afs_free), or NULL with AFS_E_INVALID_ARGUMENT for a NULL or
+ *         wrong handle, len NULL, or a tree nested deeper than 512 levels.
+ */
+AFS_API uint8_t *afs_value_to_pickle(const afs_value *v, size_t *len, afs_error *err);
+/**
+ * afs_serializer_request with the parameters as a pickle, and the new request's snapshot
+ * (afs_request_pickle) in the same call.
+ * @param params the pickled parameters (the subset above); NULL with params_len 0 means no
+ *        parameters.
+ * @param snapshot if not NULL, receives the request's snapshot, borrowed from the request
+ *        (valid until afs_request_free); @param snapshot_len receives its length
+ *        (may be NULL). Both are set to NULL/0 on failure.
+ * @return owned request (afs_request_free), or NULL with the statuses of
+ *         afs_serializer_request and those of afs_value_from_pickle for the parameters.
+ */
+AFS_API afs_request *afs_serializer_request_pickle(const afs_serializer *s, const char *method,
+    const char *url, const void *params, size_t params_len, const uint8_t **snapshot,
+    size_t *snapshot_len, afs_error *err);
+/**
+ * The request in one piece: a pickled tuple (method str, url str, headers as a list of
+ * (name, value) str tuples in order, body bytes or None, has_body_stream bool,
+ * timeout_interval float, cache_policy int, should_handle_cookies bool,
+ * should_use_pipelining bool, allows_cellular_access bool, network_service_type int).
+ * *len (if not NULL) gets its length. Borrowed: valid until afs_request_free(r) (a change
+ * to r makes a new snapshot; earlier ones stay readable, as the getters' strings do).
+ * NULL (*len 0) for a NULL or wrong handle.
+ */
+AFS_API const uint8_t *afs_request_pickle(const afs_request *r, size_t *len);
+/** An independent copy of a value tree (also of a borrowed member). Owned: free with
+ *  afs_value_free. NULL for a NULL or wrong handle. */
+AFS_API afs_value *afs_value_copy(const afs_value *v);
+/**
+ * An independent copy of a request: method, URL, headers, body and properties.
+ * @return owned request, or NULL with AFS_E_INVALID_ARGUMENT (NULL or wrong handle) or
+ *         AFS_E_UNSUPPORTED for a multipart request (its body stream has one read
+ *         position; build the form again).
+ */
+AFS_API afs_request *afs_request_copy(const afs_request *r, afs_error *err);
+/**
+ * afs_response_object with the decoded document written as a pickle of the subset: the
+ * same validation, decoding, statuses and messages. JSON bodies (without
+ * removes_keys_with_null_values) are written straight from the text, dictionary keys
+ * once each (MEMOIZE, then BINGET); integers beyond int64 are the nearest double, as in
+ * the tree.
+ * @param out receives the pickle, owned by the caller (afs_free), or NULL when no
+ *        document (the same cases in which afs_response_object gives no value);
+ *        @param out_len its length. Both must not be NULL; both are always written.
+ * @return the statuses of afs_response_object (AFS_E_UNACCEPTABLE_STATUS still gives the
+ *         error document in *out when it can be decoded).
+ */
+AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs, int status_code,
+    const char *content_type, const void *data, size_t len, uint8_t **out, size_t *out_len,
+    afs_error *err);
 
 #ifdef __cplusplus
 }

@@ -10,6 +10,8 @@ final class RequestHandle: Handle {
         didSet {
             if let h = headerCopies { retired.append(h as AnyObject) }
             headerCopies = nil
+            if let p = lentPickle { retired.append(p) }
+            lentPickle = nil
         }
     }
     /// method, url.
@@ -17,6 +19,9 @@ final class RequestHandle: Handle {
     /// name and value of each header.
     private var headerCopies: [CStringBox?]?
     private var lentBody: CStringBox?
+    /// The pickled snapshot lent by `afs_request_pickle` (retired on a change, like the
+    /// header copies).
+    private var lentPickle: PickleBox?
     /// Header copies of earlier states, kept until the request is freed.
     private var retired: [AnyObject] = []
     /// The borrowed `afs_body_stream` of a multipart request (`afs_request_body_stream`),
@@ -70,6 +75,14 @@ final class RequestHandle: Handle {
         return headerStrings()[2 * i + 1].map { UnsafePointer($0.pointer) }
     }
 
+    /// The pickled snapshot of the request (`afs_request_pickle`), made on first use.
+    func pickle() -> PickleBox {
+        if let l = lentPickle { return l }
+        let l = PickleBox(PickleWriter.mallocSnapshot(of: request))
+        lentPickle = l
+        return l
+    }
+
     /// The body bytes lent to C; nil when there is no body.
     func body() -> CStringBox? {
         guard let b = request.body else { return nil }
@@ -78,4 +91,12 @@ final class RequestHandle: Handle {
         lentBody = l
         return l
     }
+}
+
+/// `malloc` memory holding a pickle, owned by a handle and lent to C.
+final class PickleBox {
+    let pointer: UnsafeMutablePointer<UInt8>
+    let count: Int
+    init(_ p: (UnsafeMutablePointer<UInt8>, Int)) { (pointer, count) = p }
+    deinit { free(pointer) }
 }

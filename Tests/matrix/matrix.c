@@ -651,6 +651,12 @@ static void multipart(void) {
     row("parameters: an array", "afs_serializer_multipart_form", AFS_E_INVALID_ARGUMENT, STATUS_OF(f), &E, NULL);
     afs_form_free(f);
     afs_value_free(arr);
+    afs_value *nulkey = afs_value_new_dict();
+    afs_value_dict_set(nulkey, "a\0b", 3, afs_value_new_string("v", AFS_NTS, NULL), NULL);
+    f = afs_serializer_multipart_form(s, "POST", "http://example.com/", nulkey, fresh());
+    row("parameters: a key with a NUL (`a\\0b`), which would reach the part header", "afs_serializer_multipart_form", AFS_E_INVALID_HEADER, STATUS_OF(f), &E, NULL);
+    afs_form_free(f);
+    afs_value_free(nulkey);
 
     /* files at append */
     f = form(s);
@@ -776,6 +782,11 @@ static void multipart(void) {
 
 /* ---- body streams ------------------------------------------------------------------------------ */
 
+static int cancel_at_first(void *ctx, uint64_t sent, uint64_t total) {
+    (void)ctx; (void)sent; (void)total;
+    return 1;
+}
+
 static void streams(void) {
     area = "body stream";
     afs_serializer *s = http();
@@ -794,6 +805,15 @@ static void streams(void) {
     row("max_length 0", "afs_body_stream_read", AFS_E_INVALID_ARGUMENT, afs_body_stream_error(bs, fresh()), &E, NULL);
     afs_body_stream_rewind(bs, NULL);
     row("descriptor -1", "afs_body_stream_write_to_fd", AFS_E_INVALID_ARGUMENT, afs_body_stream_write_to_fd(bs, -1, NULL, fresh()), &E, NULL);
+    {
+        int dn = open("/dev/null", O_WRONLY);
+        afs_body_stream_set_progress_cancel(bs, cancel_at_first, NULL);
+        row("a progress callback that returns nonzero (cancel)", "afs_body_stream_write_to_fd", AFS_E_IO, afs_body_stream_write_to_fd(bs, dn, NULL, fresh()), &E, NULL);
+        row("a read after the cancelled write (sticky until rewind)", "afs_body_stream_error", AFS_E_IO, afs_body_stream_error(bs, fresh()), &E, NULL);
+        afs_body_stream_set_progress_cancel(bs, NULL, NULL);
+        afs_body_stream_rewind(bs, NULL);
+        close(dn);
+    }
     row("a descriptor that is not open", "afs_body_stream_write_to_fd", AFS_E_IO, afs_body_stream_write_to_fd(bs, 987654, NULL, fresh()), &E, NULL);
     int ro = open("/dev/null", O_RDONLY);
     row("a descriptor open read-only", "afs_body_stream_write_to_fd", AFS_E_IO, afs_body_stream_write_to_fd(bs, ro, NULL, fresh()), &E, NULL);
@@ -915,6 +935,10 @@ static void response(void) {
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><unknown/></plist>", "an unknown element"},
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a</strin></plist>", "mismatched tags"},
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>&bogus;</string></plist>", "an unknown entity"},
+        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a&#0;b</string></plist>", "`&#0;` (XML 1.0 has no U+0000; plistlib refuses it)"},
+        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a&#x1F;b</string></plist>", "`&#x1F;` (a control character XML 1.0 does not allow)"},
+        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a\x01" "b</string></plist>", "a raw U+0001 in a string"},
+        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a\xEF\xBF\xBF" "b</string></plist>", "a raw U+FFFF in a string"},
         {"not a plist at all", "plain text"},
         {"bplist00", "a binary header only"},
         {"bplist00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", "a binary plist with a zeroed trailer"},
@@ -923,7 +947,7 @@ static void response(void) {
     for (size_t i = 0; i < sizeof plists / sizeof plists[0]; i++) {
         snprintf(in, sizeof in, "%s", plists[i].what);
         size_t n = strlen(plists[i].body);
-        if (i == 11) n = 40;
+        if (strstr(plists[i].what, "zeroed trailer")) n = 40;
         response_row(ps, 200, "application/x-plist", plists[i].body, n, in, strstr(in, "accepted") ? AFS_OK : AFS_E_INVALID_PLIST);
     }
     /* a deep XML plist */
@@ -933,7 +957,38 @@ static void response(void) {
     for (int i = 0; i < 600; i++) n += (size_t)snprintf(xml + n, sizeof xml - n, "</array>");
     n += (size_t)snprintf(xml + n, sizeof xml - n, "</plist>");
     response_row(ps, 200, "application/x-plist", xml, n, "600 nested XML arrays", AFS_E_INVALID_PLIST);
+    /* a binary plist whose shared objects expand: 100,000 references (2 bytes each) to one
+     * 120-element array of references to the integer 1, 12.1M values from 200 KB */
+    {
+        size_t outer = 100000, inner = 120, cap = 64 + 2 * (outer + inner) + 64, k = 0;
+        uint8_t *b = calloc(1, cap);
+        size_t off[3];
+        memcpy(b, "bplist00", 8); k = 8;
+        off[0] = k;
+        b[k++] = 0xAF; b[k++] = 0x12; b[k++] = 0; b[k++] = (uint8_t)(outer >> 16); b[k++] = (uint8_t)(outer >> 8); b[k++] = (uint8_t)outer;
+        for (size_t i = 0; i < outer; i++) { b[k++] = 0; b[k++] = 1; }
+        off[1] = k;
+        b[k++] = 0xAF; b[k++] = 0x10; b[k++] = (uint8_t)inner;
+        for (size_t i = 0; i < inner; i++) { b[k++] = 0; b[k++] = 2; }
+        off[2] = k;
+        b[k++] = 0x10; b[k++] = 1;
+        size_t table = k;
+        for (int i = 0; i < 3; i++) { b[k++] = 0; b[k++] = (uint8_t)(off[i] >> 16); b[k++] = (uint8_t)(off[i] >> 8); b[k++] = (uint8_t)off[i]; }
+        k += 6;
+        b[k++] = 4; b[k++] = 2;
+        uint64_t fields[3] = {3, 0, table};
+        for (int f = 0; f < 3; f++) for (int j = 7; j >= 0; j--) b[k++] = (uint8_t)(fields[f] >> (8 * j));
+        snprintf(in, sizeof in, "a %zu-byte binary plist: 100,000 references to one shared 120-element array (12.1M values)", k);
+        response_row(ps, 200, "application/x-plist", (const char *)b, k, in, AFS_E_INVALID_PLIST);
+        free(b);
+    }
     afs_response_serializer_free(ps);
+    {
+        afs_response_serializer *lim = afs_response_serializer_new(AFS_RESPONSE_JSON);
+        afs_response_serializer_set_max_decoded_bytes(lim, 100);
+        response_row(lim, 200, "application/json", "[1,2,3,4]", 9, "`[1,2,3,4]` with afs_response_serializer_set_max_decoded_bytes(100)", AFS_E_INVALID_JSON);
+        afs_response_serializer_free(lim);
+    }
 
     area = "response config";
     int first[] = { 300 }, last[] = { 200 };

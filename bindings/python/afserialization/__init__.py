@@ -39,7 +39,7 @@ from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
 from .helpers import library_version, percent_escape, query_string, resolve_url
 from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
                         MultipartForm)
-from .request import Request, RequestHeaders
+from .request import MultipartRequest, Request, RequestHeaders
 from .response import (CompoundResponseSerializer, HTTPResponseSerializer, JSONReadingOptions,
                        JSONResponseSerializer, PropertyListResponseSerializer)
 from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequestSerializer,
@@ -53,7 +53,8 @@ __version__ = library_version()
 __all__ = [
     # serializers and what they make
     "HTTPRequestSerializer", "JSONRequestSerializer", "PropertyListRequestSerializer",
-    "SerializerHeaders", "Request", "RequestHeaders", "MultipartForm", "BodyStream",
+    "SerializerHeaders", "Request", "MultipartRequest", "RequestHeaders", "MultipartForm",
+    "BodyStream",
     "Value", "ValueKind",
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",

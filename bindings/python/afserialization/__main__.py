@@ -73,7 +73,10 @@ def build_request(args: argparse.Namespace) -> Request:
         if sep == "=":
             params[name] = value
         elif sep == ":=":
-            params[name] = json.loads(value)
+            try:
+                params[name] = json.loads(value)
+            except ValueError as e:
+                raise ValueError(f"item {item!r}: the value after ':=' is not JSON ({e})") from None
         elif sep == "@":
             files.append((name, os.path.expanduser(value)))
         else:
@@ -121,7 +124,8 @@ def _is_text(data: bytes) -> bool:
 
 def write_request(request: Request, out: BinaryIO, tty: bool) -> None:
     """Writes the request line, headers and body to ``out``; the head is the library's
-    wire bytes (``Request.head``: what ``write_to`` sends)."""
+    wire bytes (``Request.head``: what ``write_to`` sends). On a terminal, binary bodies and
+    binary parts are replaced by a note and a body ends with a newline."""
     out.write(request.head)
     stream = request.body_stream
     body = stream.readall() if stream is not None else request.body
@@ -131,15 +135,32 @@ def write_request(request: Request, out: BinaryIO, tty: bool) -> None:
             out.write(b"\n")
 
 
+def _prog() -> str:
+    """The program name as invoked: ``python3 -m afserialization`` for ``-m``, else the
+    script's name."""
+    argv0 = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    if not argv0 or os.path.basename(argv0) in ("__main__.py", "-c", "-m"):
+        return f"{os.path.basename(sys.executable) or 'python3'} -m afserialization"
+    return os.path.basename(argv0)
+
+
+def _version() -> str:
+    from . import __version__, library_path, library_version
+    return f"afserialization {__version__} (library {library_version()} at {library_path})"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """Runs the command line; returns the exit status."""
+    """Runs the command line; returns the exit status (141 when the reader of the output
+    went away early, as for a program killed by SIGPIPE, without a traceback)."""
+    prog = _prog()
     parser = argparse.ArgumentParser(
-        prog="python3 -m afserialization",
+        prog=prog,
         description="Print an HTTP request as AFSerialization builds it, as it would go on "
                     "the wire (nothing is sent).",
         epilog="items: name=value (parameter), name:=json (JSON parameter), name@path (file "
                "part), Header:value (header). In a source checkout, scripts/demo.sh runs the "
                "end-to-end upload demo.")
+    parser.add_argument("--version", action="version", version=_version())
     parser.add_argument("method", help="HTTP method, e.g. GET or POST")
     parser.add_argument("url", help="absolute URL")
     parser.add_argument("items", nargs="*", help="name=value, name:=json, name@path, Header:value")
@@ -156,14 +177,24 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--array-style", choices=["brackets", "no_brackets", "indexed"])
     parser.add_argument("--bool-style", choices=["numeric", "literal"])
     parser.add_argument("--space-style", choices=["percent", "plus"])
-    args = parser.parse_args(argv)
+    # Options may follow the items, as in HTTPie: `POST url a=1 --json`.
+    args = parser.parse_intermixed_args(argv)
     try:
         with build_request(args) as request:
             out = sys.stdout.buffer
             write_request(request, out, sys.stdout.isatty())
             out.flush()
+    except BrokenPipeError:
+        # `| head`: the reader is gone. Point stdout at /dev/null so that the interpreter's
+        # final flush does not fail again, and exit quietly.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError, AttributeError):
+            pass
+        return 141
     except (SerializationError, ValueError, OSError) as e:
-        print(f"python3 -m afserialization: error: {e}", file=sys.stderr)
+        print(f"{prog}: error: {e}", file=sys.stderr)
         return 1
     return 0
 

@@ -91,6 +91,7 @@ REWIND_FN = CFUNCTYPE(c_int, c_void_p)
 RELEASE_FN = CFUNCTYPE(None, c_void_p)
 #: ``void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total)``
 PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
+PROGRESS_CANCEL_FN = CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64)
 
 c_char_pp = POINTER(c_char_p)
 c_size_p = POINTER(c_size_t)
@@ -295,6 +296,7 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_body_stream_position", c_uint64, [c_body_stream_p], None),
     ("afs_body_stream_write_to_fd", c_int, [c_body_stream_p, c_int, POINTER(c_uint64), _E], _STATUS),
     ("afs_body_stream_set_progress", None, [c_body_stream_p, PROGRESS_FN, c_void_p], None),
+    ("afs_body_stream_set_progress_cancel", None, [c_body_stream_p, PROGRESS_CANCEL_FN, c_void_p], None),
     # 9. response side (declared for the response bindings; afs_response_object returns a
     # status AND an out value, so it has no errcheck)
     ("afs_response_serializer_new", c_response_serializer_p, [c_int], None),
@@ -308,6 +310,8 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
      [c_response_serializer_p, c_char_pp, c_size_t, _E], _STATUS),
     ("afs_response_serializer_set_removes_keys_with_null_values", None,
      [c_response_serializer_p, c_bool], None),
+    ("afs_response_serializer_set_max_decoded_bytes", None,
+     [c_response_serializer_p, c_uint64], None),
     ("afs_response_serializer_set_json_reading_options", c_int,
      [c_response_serializer_p, c_uint, _E], _STATUS),
     ("afs_response_validate", c_int,
@@ -324,6 +328,21 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_value_get_double", c_double, [c_value_p], None),
     ("afs_value_get_string", c_void_p, [c_value_p, c_size_p], None),
     ("afs_value_get_data", c_void_p, [c_value_p, c_size_p], None),
+    # 10. bulk transfer (one crossing each way; the pickle subset of the header). Owned
+    # results (afs_value_to_pickle, the out buffer of afs_response_object_pickle) are
+    # freed with afs_free; afs_request_pickle and the snapshot of
+    # afs_serializer_request_pickle are borrowed from the request.
+    ("afs_value_from_pickle", c_value_p, [c_char_p, c_size_t, _E], _HANDLE),
+    ("afs_value_to_pickle", c_void_p, [c_value_p, c_size_p, _E], None),
+    ("afs_serializer_request_pickle", c_request_p,
+     [c_serializer_p, c_char_p, c_char_p, c_char_p, c_size_t, POINTER(c_void_p), c_size_p, _E],
+     _HANDLE),
+    ("afs_request_pickle", c_void_p, [c_request_p, c_size_p], None),
+    ("afs_request_copy", c_request_p, [c_request_p, _E], _HANDLE),
+    ("afs_value_copy", c_value_p, [c_value_p], None),
+    ("afs_response_object_pickle", c_int,
+     [c_response_serializer_p, c_int, c_char_p, c_void_p, c_size_t, POINTER(c_void_p), c_size_p,
+      c_error_p], None),
 ]
 
 _BY_NAME: Dict[str, Tuple[str, Any, Sequence[Any], Optional[str]]] = {

@@ -19,6 +19,8 @@ from __future__ import annotations
 import enum
 from typing import Any, Dict, Optional, Type
 
+from ._enum import QuietEnumMeta
+
 __all__ = [
     "Status", "SerializationError",
     "InvalidArgumentError", "InvalidUTF8Error", "BadURLError", "InvalidMethodError",
@@ -31,7 +33,7 @@ __all__ = [
 ]
 
 
-class Status(enum.IntEnum):
+class Status(enum.IntEnum, metaclass=QuietEnumMeta):
     """``afs_status``: the values are pinned by the C library forever."""
 
     OK = 0

@@ -38,8 +38,10 @@ def query_string(params: Params) -> str:
     >>> query_string({"b": [1, 2], "a": "x y"})
     'a=x%20y&b%5B%5D=1&b%5B%5D=2'
 
+    ``None`` (no parameters) gives ``""``, as an empty dictionary does.
+
     Raises:
-        InvalidArgumentError: ``params`` is not a dictionary.
+        InvalidArgumentError: ``params`` is neither a dictionary (mapping) nor ``None``.
     """
     with ParamsRef({} if params is None else params) as p:
         return lib.afs_query_string(p)

@@ -12,8 +12,8 @@ from . import _ffi
 from ._ffi import READ_FN, RELEASE_FN, REWIND_FN, c_char_p, lib
 from ._handle import CHandle, HandleOwner
 from ._text import cpath, cstr
-from .errors import InvalidHeaderError
-from .request import HeadersInput, Request
+from .errors import InvalidHeaderError, UnsupportedTypeError
+from .request import HeadersInput, MultipartRequest, Request
 
 __all__ = ["MultipartForm", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",
            "UPLOAD_STREAM_3G_SUGGESTED_DELAY", "StreamSource"]
@@ -84,14 +84,25 @@ class MultipartForm(HandleOwner):
 
     def append_data(self, data: bytes, name: str, filename: str, mime_type: str) -> None:
         """A file part from bytes (copied now)."""
-        b = _bytes(data)
+        b = _bytes(data, "append_data(): data")
         lib.afs_form_append_file_data(self._h.get(), b, len(b), cstr(name, "name"),
                                       cstr(filename, "filename"), cstr(mime_type, "mime_type"))
+
+    def __copy__(self) -> "MultipartForm":
+        raise TypeError("a MultipartForm cannot be copied (it is built once and spent by "
+                        "finish()); build another form, or copy the finished Request")
+
+    def __deepcopy__(self, memo: Any) -> "MultipartForm":
+        return self.__copy__()
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a MultipartForm holds a C handle and cannot be pickled")
 
     def append_field(self, name: str, value: "str | bytes") -> None:
         """A form field part (``Content-Disposition: form-data; name="…"``). A ``str`` value
         is sent as UTF-8; pass bytes for another encoding."""
-        b = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else _bytes(value)
+        b = value.encode("utf-8", "surrogatepass") if isinstance(value, str) else \
+            _bytes(value, "append_field(): value", str_too=True)
         lib.afs_form_append_form_data(self._h.get(), b, len(b), cstr(name, "name"))
 
     def append_stream(self, source: StreamSource, length: int, name: str, filename: str,
@@ -123,7 +134,7 @@ class MultipartForm(HandleOwner):
         count = len(pairs)
         name_array = (c_char_p * max(count, 1))(*names)
         value_array = (c_char_p * max(count, 1))(*values)
-        b = _bytes(body)
+        b = _bytes(body, "append_part(): body")
         lib.afs_form_append_part(self._h.get(), name_array, value_array, count, b, len(b))
 
     def throttle(self, packet_size: int = UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
@@ -143,19 +154,31 @@ class MultipartForm(HandleOwner):
     def boundary(self, value: str) -> None:
         lib.afs_form_set_boundary(self._h.get(), cstr(value, "boundary"))
 
-    def finish(self) -> Request:
+    def finish(self) -> MultipartRequest:
         """The request: ``Content-Type: multipart/form-data; boundary=…``, exact
-        ``Content-Length`` and :attr:`Request.body_stream` (an empty form gives the plain
-        request AFNetworking gives). The form is spent afterwards."""
-        return Request._adopt(lib.afs_form_finish(self._h.get()))
+        ``Content-Length`` and :attr:`MultipartRequest.body_stream` (a ``BodyStream``, never
+        ``None``). The form is spent afterwards.
+
+        An empty form (no parameters, no parts) gives the plain request AFNetworking gives:
+        a :class:`Request` without body stream (``body == b""``), the one case in which the
+        result is not a :class:`MultipartRequest` (check ``isinstance`` if you build empty
+        forms)."""
+        ptr = lib.afs_form_finish(self._h.get())
+        if lib.afs_request_body_stream(ptr):
+            return MultipartRequest._adopt(ptr)
+        return Request._adopt(ptr)  # type: ignore[return-value]
 
 
-def _bytes(data: Any) -> bytes:
+def _bytes(data: Any, what: str, str_too: bool = False) -> bytes:
+    """``data`` as bytes; anything else raises :class:`UnsupportedTypeError` naming the
+    parameter (``what``)."""
     if isinstance(data, bytes):
         return data
     if isinstance(data, (bytearray, memoryview)):
         return bytes(data)
-    raise TypeError(f"expected bytes, not {type(data).__name__}")
+    accepted = "str or bytes-like" if str_too else "bytes-like"
+    raise UnsupportedTypeError(f"{what} must be {accepted} (bytes, bytearray, memoryview), "
+                               f"not {type(data).__name__}")
 
 
 # --------------------------------------------------------------------------------------

@@ -5,18 +5,24 @@ import ctypes
 import errno
 import os
 from collections.abc import Mapping, MutableMapping
-from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, Optional, Tuple, Union)
-from urllib.parse import urlsplit
+from ctypes import byref, string_at
+from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union)
 
+from . import _transfer
 from ._ffi import c_size_t, lib
-from ._handle import CHandle, HandleOwner
+from ._handle import CHandle, HandleOwner, serialized
 from ._text import cpath, cstr
 from .errors import BadURLError, InvalidHeaderError, InvalidMethodError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .body_stream import BodyStream
 
-__all__ = ["Request", "RequestHeaders", "HeadersInput"]
+# The fields of a request snapshot (``afs_request_pickle``): read in one call, kept until
+# the request changes.
+_METHOD, _URL, _HEADERS, _BODY, _HAS_STREAM, _TIMEOUT, _CACHE, _COOKIES, _PIPELINING, \
+    _CELLULAR, _SERVICE = range(11)
+
+__all__ = ["Request", "MultipartRequest", "RequestHeaders", "HeadersInput"]
 
 #: What ``headers`` arguments accept: a mapping or an iterable of (name, value) pairs.
 HeadersInput = Union[Mapping, Iterable[Tuple[str, str]]]
@@ -32,31 +38,49 @@ class RequestHeaders(MutableMapping):
     """The headers of a :class:`Request`, live on the C request: insertion order, names
     compared case-insensitively (``h["content-type"]`` finds ``Content-Type``). Setting a
     header validates it (``InvalidHeaderError`` for a name that is not a token or a value
-    with CR, LF or NUL); deleting removes it."""
+    with CR, LF or NUL); setting ``None`` or deleting removes it (``del`` raises
+    ``KeyError`` for a header that is not there; ``= None`` does not, as in C).
 
-    __slots__ = ("_h",)
+    Reads come from the request's snapshot (one library call after each change)."""
 
-    def __init__(self, handle: CHandle) -> None:
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner: "Request") -> None:
         """Internal: use :attr:`Request.headers`."""
-        self._h = handle
+        self._owner = owner
+
+    def _pairs(self) -> List[Tuple[str, str]]:
+        return self._owner._snapshot()[_HEADERS]
 
     def __getitem__(self, name: str) -> str:
-        if not isinstance(name, (str, bytes)):
+        if isinstance(name, bytes):
+            try:
+                name = name.decode("utf-8")
+            except UnicodeDecodeError:
+                raise KeyError(name) from None
+        if not isinstance(name, str):
             raise KeyError(name)
-        value = lib.afs_request_header(self._h.get(), cstr(name, "header name", InvalidHeaderError))
-        if value is None:
-            raise KeyError(name)
-        return value.decode("utf-8")
+        pairs = self._pairs()
+        for k, v in pairs:  # exact spelling first (the common case), then any case
+            if k == name:
+                return v
+        folded = name.lower()
+        for k, v in pairs:
+            if k.lower() == folded:
+                return v
+        raise KeyError(name)
 
-    def __setitem__(self, name: str, value: str) -> None:
-        lib.afs_request_set_header(self._h.get(), cstr(name, "header name", InvalidHeaderError),
+    def __setitem__(self, name: str, value: Optional[str]) -> None:
+        owner = self._owner
+        lib.afs_request_set_header(owner._h.get(), cstr(name, "header name", InvalidHeaderError),
+                                   None if value is None else
                                    cstr(value, f"the value of header {name!r}", InvalidHeaderError))
+        owner._snap = None
 
     def __delitem__(self, name: str) -> None:
         if name not in self:
             raise KeyError(name)
-        lib.afs_request_set_header(self._h.get(), cstr(name, "header name", InvalidHeaderError),
-                                   None)
+        self[name] = None
 
     def __contains__(self, name: object) -> bool:
         try:
@@ -66,36 +90,33 @@ class RequestHeaders(MutableMapping):
         return True
 
     def __iter__(self) -> Iterator[str]:
-        ptr = self._h.get()
-        n = lib.afs_request_header_count(ptr)
-        names = [lib.afs_request_header_name(ptr, i).decode("utf-8") for i in range(n)]
-        return iter(names)
+        return iter([k for k, _ in self._pairs()])
 
     def __len__(self) -> int:
         """The number of headers."""
-        return lib.afs_request_header_count(self._h.get())
+        return len(self._pairs())
 
     def items(self) -> Any:
-        """``(name, value)`` pairs in order, read in one pass over the C request."""
-        ptr = self._h.get()
-        n = lib.afs_request_header_count(ptr)
-        return [(lib.afs_request_header_name(ptr, i).decode("utf-8"),
-                 lib.afs_request_header_value(ptr, i).decode("utf-8")) for i in range(n)]
+        """``(name, value)`` pairs in order (a new list)."""
+        return list(self._pairs())
 
     def __eq__(self, other: object) -> bool:
         """Equal to any mapping with the same fields, names compared case-insensitively."""
         if not isinstance(other, Mapping):
             return False
-        mine = {k.lower(): v for k, v in self.items()}
+        mine = {k.lower(): v for k, v in self._pairs()}
         theirs = {str(k).lower(): v for k, v in other.items()}
         return mine == theirs
 
     def __repr__(self) -> str:
-        return f"RequestHeaders({dict(self.items())!r})"
+        return f"RequestHeaders({dict(self._pairs())!r})"
 
     def copy(self) -> Dict[str, str]:
         """A plain ``dict`` snapshot (case-sensitive keys as the request spells them)."""
-        return dict(self.items())
+        return dict(self._pairs())
+
+
+serialized(RequestHeaders)  # the request's lock: see the thread rule in _handle
 
 
 class Request(HandleOwner):
@@ -109,7 +130,7 @@ class Request(HandleOwner):
     otherwise it is freed when neither it nor its body stream is referenced.
     """
 
-    __slots__ = ("_h", "_stream", "__weakref__")
+    __slots__ = ("_h", "_stream", "_snap", "__weakref__")
 
     def __init__(self, method: str, url: str, headers: Optional[HeadersInput] = None) -> None:
         """A bare request (``afs_request_new``): no headers but ``headers``, NSURLRequest's
@@ -122,15 +143,17 @@ class Request(HandleOwner):
                                   cstr(url, "url", BadURLError))
         self._h = CHandle(ptr, lib.raw.afs_request_free, "afs_request")
         self._stream: "Optional[BodyStream]" = None
+        self._snap: Optional[tuple] = None
         if headers is not None:
             for name, value in _pairs(headers):
                 self.headers[name] = value
 
     @classmethod
-    def _adopt(cls, ptr: Any) -> "Request":
+    def _adopt(cls, ptr: Any, snapshot: Optional[tuple] = None) -> "Request":
         self = cls.__new__(cls)
-        self._h = CHandle(ptr, lib.raw.afs_request_free, "afs_request")
+        self._h = CHandle(ptr, _free_request, "afs_request")
         self._stream = None
+        self._snap = snapshot
         return self
 
     @classmethod
@@ -139,7 +162,38 @@ class Request(HandleOwner):
         self = cls.__new__(cls)
         self._h = CHandle(ptr, None, "borrowed afs_request (valid only during the callback)")
         self._stream = None
+        self._snap = None
         return self
+
+    def _snapshot(self) -> tuple:
+        """Method, URL, headers, body and properties from one ``afs_request_pickle``
+        call, kept until the request changes."""
+        snap = self._snap
+        if snap is None:
+            n = c_size_t()
+            address = _request_pickle(self._h.get(), byref(n))
+            snap = self._snap = _transfer.loads(string_at(address, n.value))
+        return snap
+
+    def copy(self) -> "Request":
+        """An independent copy (``afs_request_copy``): changing one's headers leaves the
+        other alone. ``copy.copy`` and ``copy.deepcopy`` give the same.
+
+        Raises:
+            UnsupportedError: a multipart request (its body stream has one read position:
+                build the form again).
+        """
+        return Request._adopt(lib.afs_request_copy(self._h.get()), self._snap)
+
+    def __copy__(self) -> "Request":
+        return self.copy()
+
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "Request":
+        return self.copy()
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Request holds a C handle and cannot be pickled; use its method, "
+                        "url, headers and body")
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -154,27 +208,23 @@ class Request(HandleOwner):
     @property
     def method(self) -> str:
         """The HTTP method as given."""
-        return lib.afs_request_method(self._h.get()).decode("utf-8")
+        return self._snapshot()[_METHOD]
 
     @property
     def url(self) -> str:
         """The URL, with the query added for URI methods."""
-        return lib.afs_request_url(self._h.get()).decode("utf-8")
+        return self._snapshot()[_URL]
 
     @property
     def headers(self) -> RequestHeaders:
         """Case-insensitive, live, mutable view of the headers (see :class:`RequestHeaders`)."""
-        return RequestHeaders(self._h)
+        return RequestHeaders(self)
 
     @property
     def body(self) -> Optional[bytes]:
         """The body bytes (a copy); ``None`` when the request has no body, ``b""`` for an
         empty one. A multipart request has no plain body: see :attr:`body_stream`."""
-        n = c_size_t(0)
-        address = lib.afs_request_body(self._h.get(), ctypes.byref(n))
-        if not address:
-            return None
-        return ctypes.string_at(address, n.value)
+        return self._snapshot()[_BODY]
 
     @property
     def body_stream(self) -> "Optional[BodyStream]":
@@ -194,32 +244,32 @@ class Request(HandleOwner):
     @property
     def timeout_interval(self) -> float:
         """Seconds (NSURLRequest's default 60)."""
-        return lib.afs_request_timeout_interval(self._h.get())
+        return self._snapshot()[_TIMEOUT]
 
     @property
     def cache_policy(self) -> int:
         """NSURLRequestCachePolicy value (default 0)."""
-        return lib.afs_request_cache_policy(self._h.get())
+        return self._snapshot()[_CACHE]
 
     @property
     def should_handle_cookies(self) -> bool:
         """Default True."""
-        return lib.afs_request_should_handle_cookies(self._h.get())
+        return self._snapshot()[_COOKIES]
 
     @property
     def should_use_pipelining(self) -> bool:
         """Default False."""
-        return lib.afs_request_should_use_pipelining(self._h.get())
+        return self._snapshot()[_PIPELINING]
 
     @property
     def allows_cellular_access(self) -> bool:
         """Default True."""
-        return lib.afs_request_allows_cellular_access(self._h.get())
+        return self._snapshot()[_CELLULAR]
 
     @property
     def network_service_type(self) -> int:
         """NSURLRequestNetworkServiceType value (default 0)."""
-        return lib.afs_request_network_service_type(self._h.get())
+        return self._snapshot()[_SERVICE]
 
     @property
     def properties(self) -> Dict[str, Any]:
@@ -309,3 +359,23 @@ class Request(HandleOwner):
         if self._h.closed:
             return "<afserialization.Request closed>"
         return f"<afserialization.Request {self.method} {self.url}>"
+
+
+_free_request = lib.raw.afs_request_free
+_request_pickle = lib.raw.afs_request_pickle
+
+
+class MultipartRequest(Request):
+    """The request :meth:`MultipartForm.finish` gives: a :class:`Request` whose
+    :attr:`body_stream` is always there (typed ``BodyStream``, not ``Optional``), so that
+    ``request.body_stream.progress = ...`` type-checks."""
+
+    __slots__ = ()
+
+    @property
+    def body_stream(self) -> "BodyStream":
+        """The multipart body as a :class:`BodyStream` (always the same object)."""
+        stream = Request.body_stream.fget(self)  # type: ignore[attr-defined]
+        if stream is None:  # pragma: no cover - finish() makes this class only with a stream
+            raise AssertionError("a MultipartRequest without a body stream")
+        return stream  # type: ignore[no-any-return]

@@ -40,40 +40,27 @@ no object              ``None``: an empty body (every kind) or a single space (J
 Plist dates arrive as ISO 8601 ``str`` and UIDs as ``{"CF$UID": n}`` (the library's
 reader; see the C header).
 
-How JSON bodies become Python objects. The library always validates and parses the body
-(``afs_response_object``: status, MIME type, strict RFC 8259 in UTF-8, nesting, every
-error with its byte offset). Walking the resulting tree node by node through ctypes costs
-two to three microseconds per node (three or four C calls each, and the release of the
-member handles the walk leaves in the tree): five to six times ``json.loads`` on a 10 MB
-document. So for a :class:`JSONResponseSerializer` the Python objects are built from
-the same bytes by the C-accelerated :mod:`json` scanner instead, once the library has
-accepted them, and the library's tree is freed unread. The two give identical objects for
-every text the library accepts:
+How bodies become Python objects: once, by the library. ``response_object`` makes one
+library call (``afs_response_object_pickle``) that validates the status and the MIME type
+and decodes the body (strict RFC 8259 JSON in UTF-8 with every error's byte offset, XML
+and binary property lists, null removal with the library's rule), and hands back the
+document as one pickle that Python loads with an unpickler that refuses every class
+(``afserialization._transfer``), plus one ``afs_free``. JSON bodies go straight from the
+text to that pickle, without an intermediate tree; dictionary keys are shared ``str``
+objects, as :func:`json.loads` shares them.
 
-* the library accepted the text, so it is strict JSON in UTF-8 (one leading byte-order
-  mark allowed; ``str(body, "utf-8-sig")`` drops it the same way) with no ``NaN`` or
-  ``Infinity``, no lone surrogate escapes, no raw control characters, no number too large
-  for a double, and at most 512 levels;
-* on such text :mod:`json` builds the same containers and strings (a repeated key keeps
-  its first position and takes the last value in both), and both read numbers with a
-  fraction or an exponent as the correctly rounded double;
-* integers differ, so a ``parse_int`` hook maps them the library's way: within int64 an
-  ``int``, beyond it the nearest ``float``, ``-0`` the float ``-0.0``;
-* ``removes_keys_with_null_values`` is applied afterwards with the library's rule (null
-  dictionary values and null array elements, at every depth).
-
-Should :mod:`json` ever refuse such a text (a caller already near the recursion limit),
-the library's tree is walked instead. Other kinds, compound serializers and
-:meth:`~afserialization.Value.to_python` always walk the tree.
+Integers beyond int64 (``9223372036854775808`` and larger, in JSON) arrive as the nearest
+``float``, as Foundation's ``NSJSONSerialization`` reads them and as the C API gives them
+(``json.loads`` would give an exact ``int``); ``-0`` arrives as ``-0.0``.
 """
 from __future__ import annotations
 
 import enum
-import json
-from ctypes import byref, c_char, c_char_p, c_int, c_void_p, cast
-from typing import Any, FrozenSet, Iterable, List, Optional, Tuple, TypeVar, Union
+from ctypes import byref, c_char, c_char_p, c_int, c_size_t, c_void_p, cast, string_at
+from typing import Any, Dict, FrozenSet, Iterable, List, Optional, Tuple, TypeVar, Union
 
-from . import _ffi
+from ._enum import QuietEnumMeta
+from . import _ffi, _transfer
 from ._ffi import c_response_serializer_p, c_value_p, lib
 from ._handle import CHandle, HandleOwner
 from ._text import cstr
@@ -100,12 +87,13 @@ _INT64_MAX = (1 << 63) - 1
 
 _HTTP, _JSON, _PLIST = 0, 1, 2
 
-#: Whether JSON serializers build their Python objects with :mod:`json` after the library
-#: accepted the body (see the module docstring); tests switch it off to compare.
+#: Whether responses are decoded in one call into one pickle (see the module docstring; the
+#: name is historical). Tests switch it off to compare with the node-by-node walk of the
+#: library's tree (``afs_response_object`` and the ``afs_value_*`` accessors).
 _JSON_VIA_PYTHON = True
 
 
-class JSONReadingOptions(enum.IntFlag):
+class JSONReadingOptions(enum.IntFlag, metaclass=QuietEnumMeta):
     """NSJSONReadingOptions. ``MUTABLE_CONTAINERS`` and ``MUTABLE_LEAVES`` are accepted and
     change nothing (decoded objects are always new Python objects)."""
 
@@ -239,53 +227,6 @@ def _reading_options(value: Any) -> JSONReadingOptions:
 
 
 # --------------------------------------------------------------------------------------
-# JSON through the json module (see the module docstring)
-
-
-def _json_int(text: str) -> Union[int, float]:
-    """``parse_int`` hook: an integer literal as the library reads it."""
-    if len(text) < 19:  # at most 18 digits: within int64
-        return int(text) if text != "-0" else -0.0
-    if len(text) <= 20:
-        value = int(text)
-        if _INT64_MIN <= value <= _INT64_MAX:
-            return value
-    return float(text)
-
-
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")  # the library never accepts it: walk instead
-
-
-_JSON_DECODER = json.JSONDecoder(parse_int=_json_int, parse_constant=_refuse_constant)
-
-
-def _drop_nulls(obj: Any) -> Any:
-    """removesKeysWithNullValues, in place: null dictionary values and null array elements
-    at every depth (the library's rule)."""
-    if type(obj) is not dict and type(obj) is not list:
-        return obj
-    stack = [obj]
-    pop, push = stack.pop, stack.append
-    while stack:
-        c = pop()
-        if type(c) is dict:
-            nulls = [k for k, v in c.items() if v is None]
-            for k in nulls:
-                del c[k]
-            members: Iterable[Any] = c.values()
-        else:
-            if None in c:
-                c[:] = [v for v in c if v is not None]
-            members = c
-        for v in members:
-            t = type(v)
-            if t is dict or t is list:
-                push(v)
-    return obj
-
-
-# --------------------------------------------------------------------------------------
 # Serializers
 
 R = TypeVar("R", bound="HTTPResponseSerializer")
@@ -310,11 +251,13 @@ class HTTPResponseSerializer(HandleOwner):
         self._types: Optional[FrozenSet[str]] = self._DEFAULT_TYPES
         self._removes_nulls = False
         self._options = JSONReadingOptions.NONE
+        self._max_decoded_bytes = 0
 
     # -- lifecycle ------------------------------------------------------------------------
 
     def copy(self: R) -> R:
-        """An independent copy of everything (``afs_response_serializer_copy``)."""
+        """An independent copy of everything (``afs_response_serializer_copy``).
+        ``copy.copy`` and ``copy.deepcopy`` give the same."""
         cls = type(self)
         new = cls.__new__(cls)
         new._h = CHandle(lib.afs_response_serializer_copy(self._h.get()),
@@ -326,6 +269,12 @@ class HTTPResponseSerializer(HandleOwner):
 
     __copy__ = copy
 
+    def __deepcopy__(self: R, memo: Dict[int, Any]) -> R:
+        return self.copy()
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"a {type(self).__name__} holds a C handle and cannot be pickled; "
+                        "use copy() for a copy")
 
     def __repr__(self) -> str:
         state = " closed" if self._h.closed else ""
@@ -356,6 +305,26 @@ class HTTPResponseSerializer(HandleOwner):
         first = (c_int * max(n, 1))(*(r.start for r in ranges or ()))
         last = (c_int * max(n, 1))(*(r.stop - 1 for r in ranges or ()))
         lib.afs_response_serializer_set_acceptable_status_codes(self._h.get(), first, last, n)
+
+    @property
+    def max_decoded_bytes(self) -> int:
+        """The most a decoded tree may be charged, in bytes (0, the default: 64 x the body
+        size + 1 MiB; a larger value cannot raise that). A value counts 32 bytes plus its
+        text or data, a shared binary-plist object at every place it is referenced. Beyond
+        it decoding raises :class:`~afserialization.InvalidJSONError` or
+        :class:`~afserialization.InvalidPlistError` ("the decoded tree would take more
+        than N bytes"). ``afs_response_serializer_set_max_decoded_bytes``.
+        """
+        return self._max_decoded_bytes
+
+    @max_decoded_bytes.setter
+    def max_decoded_bytes(self, n: int) -> None:
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"max_decoded_bytes must be an int, not {type(n).__name__}")
+        if n < 0:
+            raise ValueError(f"max_decoded_bytes must be 0 or more, not {n}")
+        lib.afs_response_serializer_set_max_decoded_bytes(self._h.get(), min(n, 2**64 - 1))
+        self._max_decoded_bytes = n
 
     @property
     def acceptable_content_types(self) -> Optional[FrozenSet[str]]:
@@ -432,36 +401,42 @@ class HTTPResponseSerializer(HandleOwner):
                 byte offset.
             TypeError: arguments of the wrong type.
         """
-        code = _status_arg(status_code)
-        ct = _content_type_arg(content_type)
-        buf, n, body = _body_arg(data)
-        out = c_value_p()
-        err = _ffi.afs_error()
-        status = lib.afs_response_object(self._h.get(), code, ct, buf, n, byref(out), byref(err))
+        if type(status_code) is int and _INT_MIN <= status_code <= _INT_MAX:
+            code = status_code
+        else:
+            code = _status_arg(status_code)
+        ct = _CONTENT_TYPES.get(content_type) if type(content_type) is str else None
+        if ct is None:
+            ct = _content_type_arg(content_type)
+        if type(data) is bytes:
+            buf, n = data, len(data)
+        else:
+            buf, n, _ = _body_arg(data)
         document = None
-        if out:
-            try:
-                document = self._decode(cast(out, c_void_p).value, body)
-            finally:
-                lib.raw.afs_value_free(out)
-        if status != Status.OK:
+        if _JSON_VIA_PYTHON:
+            err, eref, address, aref, length, lref = _scratch()
+            status = _response_pickle(self._h.get(), code, ct, buf, n, aref, lref, eref)
+            if status:
+                err = _ffi.afs_error.from_buffer_copy(err)  # before loads can run other code
+            if address:
+                document = _loads(_take(address.value, length.value, _free))
+        else:
+            err = _ffi.afs_error()
+            out = c_value_p()
+            status = lib.afs_response_object(self._h.get(), code, ct, buf, n, byref(out),
+                                             byref(err))
+            if out:
+                try:
+                    document = tree_to_python(cast(out, c_void_p).value)
+                finally:
+                    lib.raw.afs_value_free(out)
+        if status:
             exc = err.to_exception(status)
             if isinstance(exc, UnacceptableStatusError):
                 exc.status_code = code
                 exc.document = document
             raise exc
         return document
-
-    def _decode(self, address: int, body: Any) -> Any:
-        """Python objects for the decoded tree at ``address`` (freed by the caller)."""
-        if self._KIND == _JSON and _JSON_VIA_PYTHON:
-            try:
-                obj = _JSON_DECODER.decode(str(body, "utf-8-sig"))
-            except (ValueError, RecursionError):
-                pass  # not expected for a text the library accepted: walk its tree
-            else:
-                return _drop_nulls(obj) if self._removes_nulls else obj
-        return tree_to_python(address)
 
 
 class JSONResponseSerializer(HTTPResponseSerializer):
@@ -653,3 +628,15 @@ class CompoundResponseSerializer(HTTPResponseSerializer):
         for m in self._members:
             m._apply_options(int(options))
             m._options = options
+
+
+_response_pickle = lib.raw.afs_response_object_pickle
+_scratch = _transfer.scratch
+_loads = _transfer.loads
+_take = _transfer.take
+_free = lib.raw.afs_free
+#: Encoded Content-Type values seen often (``cstr`` for the others).
+_CONTENT_TYPES = {t: t.encode("ascii") for t in (
+    "application/json", "application/json; charset=utf-8", "application/json; charset=UTF-8",
+    "text/json", "text/javascript", "application/x-plist", "text/plain",
+    "application/octet-stream", "text/html; charset=utf-8")}

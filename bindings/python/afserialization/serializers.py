@@ -9,13 +9,18 @@ from collections.abc import MutableMapping
 from typing import (TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List,
                     Optional, Tuple, Type, TypeVar, Union)
 
-from . import _ffi
+from ctypes import byref, c_size_t, c_void_p, string_at
+
+from ._enum import QuietEnumMeta
+from . import _ffi, _transfer
+from . import values as _values
 from ._ffi import QUERY_FN, c_char_p, lib
 from ._handle import CHandle, HandleOwner
 from ._text import cstr
-from .errors import BadURLError, InvalidHeaderError, InvalidMethodError
+from .errors import (BadURLError, InvalidArgumentError, InvalidHeaderError, InvalidMethodError,
+                     InvalidUTF8Error)
 from .request import Request
-from .values import Params, ParamsRef
+from .values import Params, ParamsRef, Value
 
 if TYPE_CHECKING:  # pragma: no cover
     from .multipart import MultipartForm
@@ -31,7 +36,7 @@ __all__ = [
 QuerySerializer = Callable[[Request, Any], Optional[Union[str, bytes]]]
 
 
-class ArrayStyle(enum.IntEnum):
+class ArrayStyle(enum.IntEnum, metaclass=QuietEnumMeta):
     """How arrays are written in queries: ``a[]=1`` (AFNetworking), ``a=1``, ``a[0]=1``."""
 
     BRACKETS = 0
@@ -39,21 +44,21 @@ class ArrayStyle(enum.IntEnum):
     INDEXED = 2
 
 
-class BoolStyle(enum.IntEnum):
+class BoolStyle(enum.IntEnum, metaclass=QuietEnumMeta):
     """How bools are written in queries: ``1``/``0`` (AFNetworking) or ``true``/``false``."""
 
     NUMERIC = 0
     LITERAL = 1
 
 
-class SpaceStyle(enum.IntEnum):
+class SpaceStyle(enum.IntEnum, metaclass=QuietEnumMeta):
     """How spaces are written in queries: ``%20`` (AFNetworking) or ``+``."""
 
     PERCENT = 0
     PLUS = 1
 
 
-class StringEncoding(enum.IntEnum):
+class StringEncoding(enum.IntEnum, metaclass=QuietEnumMeta):
     """Encoding of form bodies and multipart field values."""
 
     UTF8 = 0
@@ -61,7 +66,7 @@ class StringEncoding(enum.IntEnum):
     ISO_8859_1 = 2
 
 
-class JSONWritingOptions(enum.IntFlag):
+class JSONWritingOptions(enum.IntFlag, metaclass=QuietEnumMeta):
     """NSJSONWritingOptions."""
 
     NONE = 0
@@ -71,7 +76,7 @@ class JSONWritingOptions(enum.IntFlag):
     WITHOUT_ESCAPING_SLASHES = 8
 
 
-class PropertyListFormat(enum.IntEnum):
+class PropertyListFormat(enum.IntEnum, metaclass=QuietEnumMeta):
     """NSPropertyListFormat."""
 
     XML = 100
@@ -175,6 +180,11 @@ class SerializerHeaders(MutableMapping):
     through this mapping, ``Authorization`` from :meth:`HTTPRequestSerializer.set_basic_auth`
     and headers set on the same C serializer by C code all appear; single values come from
     ``afs_serializer_copy_header``.
+
+    ``headers[name] = None`` removes the header, as ``afs_serializer_set_header`` with a
+    NULL value does, and is no error when it is not set; ``del headers[name]`` raises
+    ``KeyError`` for a header that is not set. :class:`~afserialization.RequestHeaders`
+    behave the same.
     """
 
     __slots__ = ("_owner",)
@@ -203,6 +213,7 @@ class SerializerHeaders(MutableMapping):
         return value
 
     def __setitem__(self, name: str, value: Optional[str]) -> None:
+        """Sets a default header; ``None`` removes it (no error when it is not set)."""
         if value is None:
             self.pop(name, None)
             return
@@ -283,7 +294,9 @@ class HTTPRequestSerializer(HandleOwner):
     # -- lifecycle ------------------------------------------------------------------------
 
     def copy(self) -> "HTTPRequestSerializer":
-        """An independent copy of everything (``afs_serializer_copy``)."""
+        """An independent copy of everything (``afs_serializer_copy``): changing one's
+        headers or options leaves the other alone. ``copy.copy`` and ``copy.deepcopy`` give
+        the same."""
         cls = type(self)
         new = cls.__new__(cls)
         new._h = CHandle(lib.afs_serializer_copy(self._h.get()), lib.raw.afs_serializer_free,
@@ -297,6 +310,14 @@ class HTTPRequestSerializer(HandleOwner):
 
     __copy__ = copy
 
+    def __deepcopy__(self, memo: Dict[int, Any]) -> "HTTPRequestSerializer":
+        """The same as :meth:`copy`: an independent serializer (a custom query serializer,
+        a Python callable, is shared, as ``copy`` shares it)."""
+        return self.copy()
+
+    def __reduce__(self) -> Any:
+        raise TypeError(f"a {type(self).__name__} holds a C handle and cannot be pickled; "
+                        "use copy() for a copy")
 
     def __repr__(self) -> str:
         state = " closed" if self._h.closed else ""
@@ -527,8 +548,29 @@ class HTTPRequestSerializer(HandleOwner):
             InvalidPlistError, EncodingError, QueryCallbackError, InvalidUTF8Error,
             UnsupportedTypeError, ValueOutOfRangeError
         """
-        m = cstr(method, "method", InvalidMethodError)
-        u = cstr(url, "url", BadURLError)
+        m = _METHODS.get(method) if type(method) is str else None
+        if m is None:
+            m = cstr(method, "method", InvalidMethodError)
+        u = _url_bytes(url)
+        if _values._JSON_TRANSPORT and not isinstance(params, Value):
+            # One crossing: the parameters as one pickle in, the request's snapshot out.
+            data = b"" if params is None else _transfer.dumps(params)
+            if data is not None:
+                try:
+                    if self._query_serializer is None:  # no callback: the plain function
+                        _, eref, snapshot, sref, length, lref = _transfer.scratch()
+                        ptr = _request_pickle_raw(self._h.get(), m, u, data, len(data),
+                                                  sref, lref, eref)
+                    else:
+                        snapshot, length = c_void_p(), c_size_t()
+                        with _Calling(params):
+                            ptr = _request_pickle(self._h.get(), m, u, data, len(data),
+                                                  byref(snapshot), byref(length))
+                except (InvalidArgumentError, InvalidUTF8Error):
+                    pass  # perhaps the parameters: the node-by-node path names the problem
+                else:
+                    return Request._adopt(ptr, _transfer.loads(
+                        string_at(snapshot.value, length.value)))
         with ParamsRef(params) as p, _Calling(params):
             ptr = lib.afs_serializer_request(self._h.get(), m, u, p)
         return Request._adopt(ptr)
@@ -614,3 +656,20 @@ class PropertyListRequestSerializer(HTTPRequestSerializer):
         code = _coerce(PropertyListFormat, value)
         lib.afs_serializer_set_plist_format(self._h.get(), code)
         self._plist_format = PropertyListFormat(code)
+
+
+_request_pickle = lib.afs_serializer_request_pickle
+_request_pickle_raw = lib.raw.afs_serializer_request_pickle
+
+
+def _url_bytes(url: Any) -> bytes:
+    """``cstr(url, "url", BadURLError)`` with a fast path for plain text."""
+    if type(url) is str and "\0" not in url:
+        try:
+            return url.encode("utf-8")
+        except UnicodeEncodeError:
+            pass  # a lone surrogate: cstr passes it on for the library to name
+    return cstr(url, "url", BadURLError)
+#: The encoded common methods (``cstr`` for the others).
+_METHODS = {m: m.encode("ascii") for m in ("GET", "POST", "PUT", "PATCH", "DELETE", "HEAD",
+                                           "OPTIONS")}

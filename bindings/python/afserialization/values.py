@@ -22,7 +22,10 @@ containers nested deeper than 512 levels raise
 an int outside int64 raises :class:`~afserialization.ValueOutOfRangeError` (an
 ``OverflowError``); a ``str`` holding a lone surrogate reaches the library as the bytes
 Python's ``surrogatepass`` gives and fails there with
-:class:`~afserialization.InvalidUTF8Error`. Errors name the path, e.g. ``params['a'][2]``.
+:class:`~afserialization.InvalidUTF8Error`. Errors say the cause first and then where,
+e.g. ``the integer … is outside int64 (at params['a'][2])``; a deep path keeps its first
+three and last two steps and says how many levels it has; a container that contains
+itself is named a cycle.
 
 Back to Python (:meth:`Value.to_python`, and every decoded response): dictionary ``dict``
 (keys in order), array ``list``, string ``str``, data ``bytes``, bool, integer ``int``,
@@ -30,22 +33,26 @@ double ``float``, null ``None``; a set becomes a ``frozenset`` when its members 
 hashable and stay distinct in Python (``1``, ``1.0`` and ``True`` are three members of a C
 set but one of a Python set), otherwise a ``list`` in the set's order.
 
-Transport: a tree of only exact ``dict``/``list``/``tuple``/``str``/``int``/``float``/
-``bool``/``None`` crosses the FFI boundary once, as JSON text written by the C-accelerated
-``json`` module and read by ``afs_value_parse_json`` (its reader keeps key order, and an
-integer without fraction or exponent stays an integer, so the tree is the same); other trees
-are built node by node. Both give identical values.
+Transport: a tree of exact ``dict``/``list``/``tuple``/``str``/``bytes``/``int``/
+``float``/``bool``/``None``/``set``/``frozenset`` crosses the FFI boundary once, as one
+``pickle.dumps`` buffer that the library reads with its strict reader of that pickle
+subset (``afs_value_from_pickle``: no opcode that names a class or a function is read);
+anything else (subclasses, other mappings and sequences, ``bytearray``, ``memoryview``,
+ints beyond int64, cycles) is built node by node, which names what is wrong and where.
+Both give identical trees. Back to Python, a tree crosses once too, as one pickle written
+by the library (``afs_value_to_pickle``) and loaded with an unpickler that refuses every
+class (see ``afserialization._transfer``).
 """
 from __future__ import annotations
 
 import enum
-import json
 import threading
 from collections.abc import Mapping, Sequence, Set
 from ctypes import byref, c_char_p, c_size_t, c_void_p, cast, string_at
 from typing import Any, List, Optional, Tuple
 
-from . import _ffi
+from ._enum import QuietEnumMeta
+from . import _ffi, _transfer
 from ._ffi import lib
 from ._handle import CHandle, HandleOwner
 from .errors import (InvalidArgumentError, SerializationError, Status, UnsupportedTypeError,
@@ -58,12 +65,11 @@ Params = Any
 
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
-_JSON_MAX_DEPTH = 500  # afs_value_parse_json refuses nesting deeper than 512
 #: Containers nested deeper than this are refused (the library's JSON reader's limit).
 MAX_DEPTH = 512
 
 
-class ValueKind(enum.IntEnum):
+class ValueKind(enum.IntEnum, metaclass=QuietEnumMeta):
     """``afs_value_kind``."""
 
     NULL = 0
@@ -108,6 +114,21 @@ class Value(HandleOwner):
         data = text.encode("utf-8", "surrogatepass") if isinstance(text, str) else bytes(text)
         return cls._adopt(lib.afs_value_parse_json(data, len(data)))
 
+    def copy(self) -> "Value":
+        """An independent copy of the tree (``afs_value_copy``); ``copy.copy`` and
+        ``copy.deepcopy`` give the same."""
+        return Value._adopt(lib.afs_value_copy(self._h.get()))
+
+    def __copy__(self) -> "Value":
+        return self.copy()
+
+    def __deepcopy__(self, memo: Any) -> "Value":
+        return self.copy()
+
+    def __reduce__(self) -> Any:
+        raise TypeError("a Value holds a C handle and cannot be pickled; pickle "
+                        "value.to_python() instead")
+
     @property
     def kind(self) -> ValueKind:
         """The kind of the root value."""
@@ -116,9 +137,27 @@ class Value(HandleOwner):
     def to_python(self) -> Any:
         """The tree as plain Python objects (a new ``dict``/``list``/``str``/``int``/
         ``float``/``bool``/``bytes``/``None`` tree; sets as described in the module
-        docstring). Walks the C tree with the ``afs_value_*`` accessors, which keep a
-        borrowed handle per member inside the tree until it is freed. Calls on one
-        ``Value`` from several threads take turns (the C tree is one thread at a time)."""
+        docstring): one ``afs_value_to_pickle`` call and one load. Calls on one ``Value``
+        from several threads take turns (the C tree is one thread at a time)."""
+        ptr = self._h.get()
+        if _PICKLE_OUT:
+            length = c_size_t()
+            with self._walk_lock():
+                address = lib.raw.afs_value_to_pickle(ptr, byref(length), byref(_ffi.afs_error()))
+            if address:
+                return _transfer.loads(_transfer.take(address, length.value, lib.raw.afs_free))
+        with self._walk_lock():
+            return tree_to_python(cast(ptr, c_void_p).value)
+
+    def _walk_lock(self) -> Any:
+        lock = self._h.keepalive.get("walk")
+        if lock is None:
+            lock = self._h.keepalive.setdefault("walk", threading.Lock())
+        return lock
+
+    def _to_python_by_walking(self) -> Any:
+        """:meth:`to_python` by walking the C tree with the ``afs_value_*`` accessors (the
+        reference the tests compare the pickle path with)."""
         ptr = self._h.get()
         lock = self._h.keepalive.get("walk")
         if lock is None:
@@ -165,27 +204,42 @@ class _PathError(Exception):
 
 
 def _describe_path(keys: List[Any]) -> str:
-    return "params" + "".join(f"[{k!r}]" for k in reversed(keys))
+    """``params['a'][2]``; a deep path keeps its first three and last two steps
+    (``params['a'][0][0]…[0][0], 600 levels``), and a long key is cut."""
+    def step(k: Any) -> str:
+        text = repr(k)
+        return f"[{text[:40]}…]" if len(text) > 40 else f"[{text}]"
+    steps = [step(k) for k in reversed(keys)]
+    if len(steps) > 6:
+        return f"params{''.join(steps[:3])}…{''.join(steps[-2:])}, {len(steps)} levels"
+    return "params" + "".join(steps)
 
 
 def _with_path(e: SerializationError, keys: List[Any]) -> SerializationError:
+    """``e`` with its message followed by where it happened: the cause first."""
     cls = type(e)
     new = cls.__new__(cls)
-    SerializationError.__init__(new, int(e.code), f"{_describe_path(keys)}: {e.message}",
+    SerializationError.__init__(new, int(e.code), f"{e.message} (at {_describe_path(keys)})",
                                 e.os_errno)
     return new
 
 
 def _build_root(obj: Params) -> Any:
     """An owned ``afs_value *`` for ``obj`` (raises on anything unrepresentable)."""
-    if _JSON_TRANSPORT and _json_eligible(obj, 0):
-        try:
-            text = json.dumps(obj, ensure_ascii=False, allow_nan=False, check_circular=False,
-                              separators=(",", ":")).encode("utf-8")
-        except (ValueError, UnicodeEncodeError):
-            pass  # NaN/infinity, lone surrogates: the node-by-node path reports them
-        else:
-            return lib.raw.afs_value_parse_json(text, len(text), byref(_ffi.afs_error()))
+    if _JSON_TRANSPORT:
+        data = _transfer.dumps(obj)
+        if data is not None:
+            try:
+                return lib.raw.afs_value_from_pickle(data, len(data), byref(_ffi.afs_error()))
+            except SerializationError:
+                pass  # refused (a type outside the subset, a cycle...): the node-by-node
+                # path below builds what it can and names what is wrong, and where
+    return build_by_nodes(obj)
+
+
+def build_by_nodes(obj: Params) -> Any:
+    """An owned ``afs_value *`` for ``obj`` built node by node (any mapping, sequence and
+    set; errors name the path)."""
     err = _ffi.afs_error()
     builder = _Builder(byref(err))
     try:
@@ -197,43 +251,13 @@ def _build_root(obj: Params) -> Any:
         raise
 
 
-def _json_eligible(obj: Any, depth: int) -> bool:
-    """True when ``json.dumps`` writes ``obj`` as a tree the JSON reader gives back as the
-    same values: exact builtin types, ``str`` keys, ints within int64, bounded depth."""
-    t = type(obj)
-    if t is str or t is float or t is bool or obj is None:
-        return True
-    if t is int:
-        return _INT64_MIN <= obj <= _INT64_MAX
-    if depth > _JSON_MAX_DEPTH:
-        return False
-    if t is dict:
-        for k, v in obj.items():
-            if type(k) is not str:
-                return False
-            tv = type(v)
-            if tv is str or tv is float or tv is bool or v is None:
-                continue
-            if not _json_eligible(v, depth + 1):
-                return False
-        return True
-    if t is list or t is tuple:
-        for v in obj:
-            tv = type(v)
-            if tv is str or tv is float or tv is bool or v is None:
-                continue
-            if not _json_eligible(v, depth + 1):
-                return False
-        return True
-    return False
-
-
 class _Builder:
     """Builds a tree node by node with the plain ctypes functions (hot loop)."""
 
     def __init__(self, eref: Any) -> None:
         raw = lib.raw
         self.eref = eref
+        self.active: set = set()  # ids of the containers being filled (cycle detection)
         self.new_string = raw.afs_value_new_string
         self.new_int = raw.afs_value_new_int
         self.new_double = raw.afs_value_new_double
@@ -274,12 +298,17 @@ class _Builder:
             raise UnsupportedTypeError(
                 f"cannot represent {type(obj).__name__} as a parameter (use dict, list, tuple, "
                 "set, frozenset, str, bytes, int, float, bool or None)")
+        oid = id(obj)
+        if oid in self.active:
+            raise InvalidArgumentError(Status.INVALID_ARGUMENT,
+                                       f"a cycle: this {type(obj).__name__} contains itself")
         if depth >= MAX_DEPTH:
             raise InvalidArgumentError(Status.INVALID_ARGUMENT,
                                        f"containers nested deeper than {MAX_DEPTH} levels")
         # Containers are handled here, not in helper methods: one Python frame per level.
         container = self.new_dict() if is_mapping else self.new_set() if is_set \
             else self.new_array()
+        self.active.add(oid)
         try:
             if is_mapping:
                 new_string, dict_set, eref = self.new_string, self.dict_set, self.eref
@@ -311,6 +340,8 @@ class _Builder:
         except BaseException:
             self.free(container)
             raise
+        finally:
+            self.active.discard(oid)
         return container
 
 
@@ -322,9 +353,12 @@ def _push_path(e: SerializationError, key: Any) -> None:
     keys.append(key)
 
 
-#: Whether eligible trees travel as JSON text (see the module docstring). The tests turn it
-#: off to check that both paths build the same C tree.
+#: Whether trees travel as one pickle (see the module docstring; the name is historical:
+#: they once travelled as JSON text). The tests turn it off to check that both paths build
+#: the same C tree.
 _JSON_TRANSPORT: bool = True
+#: Whether :meth:`Value.to_python` reads one pickle (else it walks the tree node by node).
+_PICKLE_OUT: bool = True
 
 
 # --------------------------------------------------------------------------------------

@@ -1,0 +1,360 @@
+/// JSON text straight to the pickle subset, without building a `Value` tree: the JSON
+/// response serializer's path to Python (one pass, no allocation per node).
+///
+/// It runs the JSON reader's own scanning functions (strings, numbers, literals,
+/// whitespace) and its structure rules in the same order, so it accepts exactly the texts
+/// `JSONParser.parse` accepts and fails with the same messages at the same offsets. What
+/// Python gets is what `PickleWriter` writes for the parsed tree: integers beyond int64 are
+/// the nearest double, as Foundation (and the tree) reads them, unless `exactIntegers` asks
+/// for the exact `int` (`LONG1`/`LONG4`, as `json.loads` keeps them). Dictionary keys are written once and then referred
+/// to through the pickle memo (`MEMOIZE`, `BINGET`), so Python shares one `str` per key as
+/// `json.loads` does (short string values too, up to 24 bytes); a repeated key in one object keeps its first position and takes the
+/// last value in Python's `dict` too.
+public enum JSONToPickle {
+    /// String values up to this many bytes are memoized like keys.
+    static let sharedStringLimit = 24
+
+    /// The pickle of the JSON `text` in `malloc` memory (free with `free`) and its length.
+    /// - Throws: `.invalidJSON` as `JSONParser.parse(_:allowFragments:)`.
+    public static func transcode(_ text: UnsafeBufferPointer<UInt8>, allowFragments: Bool,
+                                 exactIntegers: Bool = false) throws -> (UnsafeMutablePointer<UInt8>, Int) {
+        guard let base = text.baseAddress, text.count > 0 else {
+            throw AFSError(.invalidJSON, "no JSON value: the input is empty at byte offset 0")
+        }
+        var w = PickleWriter(capacity: text.count + text.count / 4 + 64)
+        var reader = JSONReader(base, text.count, maxDepth: JSONParser.defaultMaxDepth)
+        try reader.transcode(into: &w, allowFragments: allowFragments, exactIntegers: exactIntegers)
+        return w.take()
+    }
+
+    /// `transcode` into a byte array (tests, fuzzing).
+    public static func pickle(_ text: [UInt8], allowFragments: Bool = true, exactIntegers: Bool = false) throws -> [UInt8] {
+        let (p, n) = try text.withUnsafeBufferPointer {
+            try transcode($0, allowFragments: allowFragments, exactIntegers: exactIntegers)
+        }
+        defer { free(p) }
+        return Array(UnsafeBufferPointer(start: p, count: n))
+    }
+}
+
+extension JSONReader {
+    /// `document(allowFragments:)` writing pickle opcodes instead of values.
+    mutating func transcode(into w: inout PickleWriter, allowFragments: Bool, exactIntegers: Bool) throws {
+        if n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF {
+            throw error("a byte order mark (U+FEFF) is not allowed", at: 0)
+        }
+        skipWhitespace()
+        if i >= n {
+            throw error("no JSON value: the input is only whitespace", at: i)
+        }
+        if !allowFragments && p[i] != UInt8(ascii: "{") && p[i] != UInt8(ascii: "[") {
+            throw unexpected("'{' or '[' (a scalar top-level value is not allowed without fragments)")
+        }
+        try transcodeTree(&w, exactIntegers: exactIntegers)
+        skipWhitespace()
+        if i < n {
+            throw error("unexpected \(found(i)) after the JSON value", at: i)
+        }
+    }
+
+    /// `tree()` writing pickle opcodes: a container is `EMPTY_DICT`/`EMPTY_LIST`, then (when
+    /// not empty) `MARK`, its members, `SETITEMS`/`APPENDS`.
+    mutating func transcodeTree(_ w: inout PickleWriter, exactIntegers: Bool) throws {
+        var open: [Bool] = []  // isObject, innermost last
+        open.reserveCapacity(16)
+        var keyMemo = KeyMemo()
+        outer: while true {
+            guard i < n else { throw unexpected("a JSON value") }
+            switch p[i] {
+            case UInt8(ascii: "{"):
+                if open.count >= maxDepth { throw error("nesting deeper than \(maxDepth) levels", at: i) }
+                i &+= 1
+                skipWhitespace()
+                w.out.append(Pickle.EMPTY_DICT)
+                if i < n && p[i] == UInt8(ascii: "}") {
+                    i &+= 1
+                } else {
+                    w.out.append(Pickle.MARK)
+                    open.append(true)
+                    try transcodeKey(&w, &keyMemo, afterComma: false)
+                    continue outer
+                }
+            case UInt8(ascii: "["):
+                if open.count >= maxDepth { throw error("nesting deeper than \(maxDepth) levels", at: i) }
+                i &+= 1
+                skipWhitespace()
+                w.out.append(Pickle.EMPTY_LIST)
+                if i < n && p[i] == UInt8(ascii: "]") {
+                    i &+= 1
+                } else {
+                    w.out.append(Pickle.MARK)
+                    open.append(false)
+                    continue outer
+                }
+            case 0x22:
+                // Short strings (enumerations, tags, names) go through the memo like keys:
+                // Python then shares one str per distinct text instead of making one each.
+                let inInput = UnsafePointer(p + (i &+ 1))
+                try transcodeString { bytes in
+                    if bytes.count <= JSONToPickle.sharedStringLimit && bytes.baseAddress == inInput {
+                        if let index = keyMemo.find(bytes) {
+                            w.memoGet(index)
+                        } else {
+                            w.stringBytes(bytes)
+                            if keyMemo.hasRoom, let index = w.memoize() { keyMemo.insert(bytes, index) }
+                        }
+                    } else {
+                        w.stringBytes(bytes)
+                    }
+                }
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                let start = i
+                switch try number() {
+                case .int(let x): w.int(x)
+                case .double(let d):
+                    if exactIntegers && isIntegerLiteral(start, i) && !(i - start == 2 && p[start] == UInt8(ascii: "-")) {
+                        w.bigInt(decimal: UnsafeBufferPointer(start: p + start, count: i - start))
+                    } else {
+                        w.double(d)
+                    }
+                default: break
+                }
+            case UInt8(ascii: "t"):
+                try literal("true")
+                w.bool(true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                w.bool(false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                w.out.append(Pickle.NONE)
+            default:
+                throw unexpected("a JSON value")
+            }
+
+            // A value is complete: close the containers that end here.
+            while let isObject = open.last {
+                skipWhitespace()
+                guard i < n else {
+                    throw unexpected(isObject ? "',' or '}' after an object member" : "',' or ']' after an array element")
+                }
+                let c = p[i]
+                if c == UInt8(ascii: ",") {
+                    i &+= 1
+                    skipWhitespace()
+                    if isObject { try transcodeKey(&w, &keyMemo, afterComma: true) }
+                    continue outer
+                }
+                if isObject {
+                    guard c == UInt8(ascii: "}") else { throw unexpected("',' or '}' after an object member") }
+                    w.out.append(Pickle.SETITEMS)
+                } else {
+                    guard c == UInt8(ascii: "]") else { throw unexpected("',' or ']' after an array element") }
+                    w.out.append(Pickle.APPENDS)
+                }
+                i &+= 1
+                open.removeLast()
+            }
+            return
+        }
+    }
+
+    /// Digits only, after an optional minus: an integer literal (no fraction, no exponent).
+    func isIntegerLiteral(_ start: Int, _ end: Int) -> Bool {
+        var k = start
+        if k < end && p[k] == UInt8(ascii: "-") { k &+= 1 }
+        while k < end {
+            if p[k] &- UInt8(ascii: "0") >= 10 { return false }
+            k &+= 1
+        }
+        return true
+    }
+
+    /// `key(afterComma:)` writing the key: the first time as a string plus `MEMOIZE`, then
+    /// as `BINGET`/`LONG_BINGET` of that memo entry.
+    mutating func transcodeKey(_ w: inout PickleWriter, _ memo: inout KeyMemo, afterComma: Bool) throws {
+        guard i < n && p[i] == 0x22 else {
+            throw unexpected(afterComma ? "a string key after ',' (trailing commas are not allowed)" : "a string key or '}'")
+        }
+        let inInput = UnsafePointer(p + (i &+ 1))
+        try transcodeString { bytes in
+            // Keys without escapes are looked up by their bytes in the input.
+            let plain = bytes.baseAddress == inInput
+            if plain, let index = memo.find(bytes) {
+                w.memoGet(index)
+            } else {
+                w.stringBytes(bytes)
+                if plain && memo.hasRoom, let index = w.memoize() { memo.insert(bytes, index) }
+            }
+        }
+        skipWhitespace()
+        guard i < n && p[i] == UInt8(ascii: ":") else { throw unexpected("':' after an object key") }
+        i &+= 1
+        skipWhitespace()
+    }
+
+    /// `string()` handing the UTF-8 bytes to `emit` (straight from the input when the
+    /// string has no escapes).
+    mutating func transcodeString(_ emit: (UnsafeBufferPointer<UInt8>) -> Void) throws {
+        let open = i
+        i &+= 1
+        let start = i
+        while true {
+            while i &+ 8 <= n && JSONReader.stringStopMask(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) == 0 {
+                i &+= 8
+            }
+            guard i < n else { throw unterminated(open) }
+            let c = p[i]
+            if c == 0x22 {
+                emit(UnsafeBufferPointer(start: p + start, count: i &- start))
+                i &+= 1
+                return
+            }
+            if c == 0x5C {
+                scratch.truncate(to: 0)
+                scratch.append(UnsafeBufferPointer(start: p + start, count: i &- start))
+                try unescapeIntoScratch(open)
+                scratch.withBytes { emit($0) }
+                return
+            }
+            if c < 0x20 { throw controlCharacter() }
+            if c >= 0x80 { try skipUTF8Sequence() } else { i &+= 1 }
+        }
+    }
+}
+
+extension PickleWriter {
+    /// A `str` from UTF-8 bytes.
+    mutating func stringBytes(_ u: UnsafeBufferPointer<UInt8>) {
+        header(u.count, short: Pickle.SHORT_BINUNICODE, long: Pickle.BINUNICODE, huge: Pickle.BINUNICODE8)
+        out.append(u)
+    }
+
+    /// `MEMOIZE` for the object just written; its memo index, or nil once the memo holds
+    /// 2^32 entries (the object is then written again each time).
+    mutating func memoize() -> UInt32? {
+        guard memoCount < Int(UInt32.max) else { return nil }
+        out.append(Pickle.MEMOIZE)
+        memoCount += 1
+        return UInt32(memoCount - 1)
+    }
+
+    mutating func memoGet(_ index: UInt32) {
+        out.reserve(5)
+        if index < 256 {
+            out.put(Pickle.BINGET)
+            out.put(UInt8(index))
+        } else {
+            out.put(Pickle.LONG_BINGET)
+            for k in 0..<4 { out.put(UInt8(truncatingIfNeeded: index >> (8 * UInt32(k)))) }
+        }
+    }
+
+    /// An integer given as decimal digits (optional minus), any size: `LONG1`/`LONG4` with
+    /// its little-endian two's complement.
+    mutating func bigInt(decimal text: UnsafeBufferPointer<UInt8>) {
+        var negative = false
+        var digits = text[...]
+        if digits.first == UInt8(ascii: "-") {
+            negative = true
+            digits = digits.dropFirst()
+        }
+        // Magnitude, little-endian base 256: multiply by 10 and add each digit.
+        var mag: [UInt8] = [0]
+        for d in digits {
+            var carry = Int(d &- UInt8(ascii: "0"))
+            for k in mag.indices {
+                let v = Int(mag[k]) * 10 + carry
+                mag[k] = UInt8(truncatingIfNeeded: v)
+                carry = v >> 8
+            }
+            while carry > 0 {
+                mag.append(UInt8(truncatingIfNeeded: carry))
+                carry >>= 8
+            }
+        }
+        if negative {  // two's complement: invert and add one
+            var carry = 1
+            for k in mag.indices {
+                let v = Int(~mag[k]) + carry
+                mag[k] = UInt8(truncatingIfNeeded: v)
+                carry = v >> 8
+            }
+            if mag.last! & 0x80 == 0 { mag.append(0xFF) }
+        } else if mag.last! & 0x80 != 0 {
+            mag.append(0)
+        }
+        // Drop redundant sign bytes.
+        let fill: UInt8 = negative ? 0xFF : 0
+        while mag.count > 1 && mag[mag.count - 1] == fill && (mag[mag.count - 2] & 0x80 != 0) == negative {
+            mag.removeLast()
+        }
+        out.reserve(5 + mag.count)
+        if mag.count < 256 {
+            out.put(Pickle.LONG1)
+            out.put(UInt8(mag.count))
+        } else {
+            out.put(Pickle.LONG4)
+            for k in 0..<4 { out.put(UInt8(truncatingIfNeeded: mag.count >> (8 * k))) }
+        }
+        for b in mag { out.put(b) }
+    }
+}
+
+/// The memo indices of the dictionary keys written so far, by their bytes in the input (an
+/// open-addressing table: no allocation per key, none at all for documents without
+/// objects). At most 65,536 distinct keys are remembered; later new keys are written out
+/// each time.
+struct KeyMemo {
+    private var slots: [Int32] = []
+    private var starts: [UnsafePointer<UInt8>] = []
+    private var lengths: [Int] = []
+    private var indices: [UInt32] = []
+
+    @inline(__always)
+    private static func hash(_ b: UnsafeBufferPointer<UInt8>) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for c in b { h = (h ^ UInt64(c)) &* 0x100_0000_01b3 }
+        return Int(truncatingIfNeeded: h ^ (h >> 29))
+    }
+
+    func find(_ b: UnsafeBufferPointer<UInt8>) -> UInt32? {
+        guard !slots.isEmpty else { return nil }
+        let mask = slots.count - 1
+        var s = KeyMemo.hash(b) & mask
+        while true {
+            let e = Int(slots[s])
+            if e < 0 { return nil }
+            if lengths[e] == b.count && (b.count == 0 || memcmp(starts[e], b.baseAddress!, b.count) == 0) {
+                return indices[e]
+            }
+            s = (s &+ 1) & mask
+        }
+    }
+
+    /// Whether another text can be remembered (at most 65,536).
+    var hasRoom: Bool { starts.count < 65536 }
+
+    mutating func insert(_ b: UnsafeBufferPointer<UInt8>, _ index: UInt32) {
+        guard hasRoom, let base = b.baseAddress else { return }
+        if slots.isEmpty || (starts.count + 1) * 2 > slots.count { grow() }
+        let mask = slots.count - 1
+        var s = KeyMemo.hash(b) & mask
+        while slots[s] >= 0 { s = (s &+ 1) & mask }
+        slots[s] = Int32(starts.count)
+        starts.append(base)
+        lengths.append(b.count)
+        indices.append(index)
+    }
+
+    private mutating func grow() {
+        let size = Swift.max(64, slots.count * 2)
+        slots = Array(repeating: -1, count: size)
+        let mask = size - 1
+        for e in starts.indices {
+            var s = KeyMemo.hash(UnsafeBufferPointer(start: starts[e], count: lengths[e])) & mask
+            while slots[s] >= 0 { s = (s &+ 1) & mask }
+            slots[s] = Int32(e)
+        }
+    }
+}

@@ -1,0 +1,77 @@
+"""The transfer format between Python and the library: one crossing each way.
+
+Python objects go to the library as one ``pickle.dumps(obj, protocol=5)`` buffer (the C
+pickler: no Python code per node), which the library reads with its strict reader of the
+pickle subset (dict, list, tuple, str, bytes, int, float, bool, None, set, frozenset;
+every other opcode refused, none that names a class or a function ever read). What the
+library sends back (decoded documents, request snapshots) is the same subset, loaded by
+:func:`loads` through an :class:`pickle.Unpickler` whose ``find_class`` refuses
+everything: whatever the bytes, no class, function or persistent id can be named, so
+loading can only ever build those eleven types.
+
+Internal: names may change without notice.
+"""
+from __future__ import annotations
+
+import io
+import pickle
+import threading
+from ctypes import byref, c_size_t, c_void_p, string_at
+from typing import Any, NoReturn, Optional, Tuple
+
+__all__ = ["dumps", "loads", "take", "SafeUnpickler", "scratch"]
+
+_PROTOCOL = 5 if pickle.HIGHEST_PROTOCOL >= 5 else 4
+
+
+class SafeUnpickler(pickle.Unpickler):
+    """The C unpickler, refusing every opcode that would name code (``GLOBAL``,
+    ``STACK_GLOBAL``, ``INST``, ``OBJ`` and ``REDUCE``/``NEWOBJ`` on their results, the
+    ``EXT`` codes) and every persistent id."""
+
+    def find_class(self, module: str, name: str) -> NoReturn:
+        raise pickle.UnpicklingError(
+            f"afserialization: the library's output named {module}.{name}; only plain data "
+            "is ever accepted (this is a bug in the library)")
+
+    def persistent_load(self, pid: Any) -> NoReturn:
+        raise pickle.UnpicklingError("afserialization: persistent ids are refused")
+
+
+def loads(data: bytes) -> Any:
+    """The objects in ``data`` (the library's output) through :class:`SafeUnpickler`."""
+    return SafeUnpickler(io.BytesIO(data)).load()
+
+
+def dumps(obj: Any) -> Optional[bytes]:
+    """``obj`` as a pickle for the library, or ``None`` when :mod:`pickle` cannot write it
+    (the caller then builds the tree node by node, which names what is wrong)."""
+    try:
+        return pickle.dumps(obj, _PROTOCOL)
+    except Exception:  # noqa: BLE001 - unpicklable objects: the node-by-node path explains
+        return None
+
+
+def take(address: int, length: int, free: Any) -> bytes:
+    """Copies ``length`` bytes the library returned as owned and frees them with ``free``
+    (``afs_free``)."""
+    try:
+        return string_at(address, length)
+    finally:
+        free(address)
+
+
+_local = threading.local()
+
+
+def scratch() -> Tuple[Any, Any, Any, Any, Any, Any]:
+    """This thread's out-parameters for one bulk call, made once per thread:
+    ``(error, byref(error), address, byref(address), length, byref(length))``. A call
+    reads them before it returns, so reusing them saves three ctypes objects per call."""
+    try:
+        return _local.scratch  # type: ignore[no-any-return]
+    except AttributeError:
+        from ._ffi import afs_error
+        err, address, length = afs_error(), c_void_p(), c_size_t()
+        _local.scratch = (err, byref(err), address, byref(address), length, byref(length))
+        return _local.scratch  # type: ignore[no-any-return]
