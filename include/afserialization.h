@@ -417,7 +417,7 @@ typedef enum afs_serializer_kind {
 } afs_serializer_kind;
 
 /** A new serializer with the defaults above. Owned: free with afs_serializer_free. NULL
- *  for an unknown kind. */
+ *  for an unknown kind (or when its lock cannot be allocated). */
 AFS_API afs_serializer *afs_serializer_new(afs_serializer_kind kind);
 /** An independent copy of everything: headers, query styles and callback, URI methods,
  *  string encoding, request properties, JSON options, plist format and base URL. Owned.
@@ -1014,7 +1014,8 @@ typedef enum afs_response_kind {
 } afs_response_kind;
 
 /** A new response serializer of `kind` with AFNetworking's defaults. Owned: free with
- *  afs_response_serializer_free. NULL for an unknown kind. */
+ *  afs_response_serializer_free. NULL for an unknown kind (or when its lock cannot be
+ *  allocated). */
 AFS_API afs_response_serializer *afs_response_serializer_new(afs_response_kind kind);
 /**
  * AFCompoundResponseSerializer: a serializer that tries `members` in order. Each member is

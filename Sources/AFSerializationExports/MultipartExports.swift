@@ -23,10 +23,17 @@ final class FormHandle: Handle {
             return
         }
         busy += 1
-        formRef = nil
+        let doomed = formRef
+        formRef = nil          // the write ends here: calls from release functions may read it
+        FormHandle.dispose(consume doomed)
         busy -= 1
         Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(p)).release()
     }
+
+    /// Drops the last reference to a form inside this call, so that its parts' release
+    /// functions run here (while the handle is busy), not at some later point.
+    @inline(never)
+    private static func dispose(_ form: consuming MultipartForm?) {}
 
     /// The boundary as a C string, valid until the boundary changes or the form is freed.
     var boundary: UnsafePointer<CChar>? {

@@ -59,7 +59,7 @@ private func containerArg(_ p: OpaquePointer?, _ what: String) throws -> ValueHa
 /// owns it then). With a usable container it becomes a tombstone kept by the container's
 /// tree; without one there is no tree to keep it, and it is freed.
 private func consume(_ child: OpaquePointer?, into container: Result<ValueHandle, Error>, _ parent: OpaquePointer?,
-                     by call: String) throws -> (Value, depth: Int) {
+                     by call: StaticString) throws -> (Value, depth: Int) {
     guard let child = child else { throw AFSError(.invalidArgument, "value is NULL") }
     if child == parent { throw AFSError(.invalidArgument, "value is the container itself (it was not consumed)") }
     let h = try unbox(child, ValueHandle.self, "value")  // a handle of another kind is not ours to free
@@ -70,7 +70,7 @@ private func consume(_ child: OpaquePointer?, into container: Result<ValueHandle
     case .builder:
         throw AFSError(.invalidArgument, "value was made inside its parent (afs_value_*_new_dict, _new_array) and belongs to that tree: it cannot be consumed")
     case .dead(let why):
-        throw AFSError(.state, "value is no longer usable: \(why) (it was not consumed again)")
+        throw AFSError(.state, "value is no longer usable: \(why.text) (it was not consumed again)")
     }
     guard case .success(let c) = container else {
         defer { release(child, ValueHandle.self) }  // no tree to keep a tombstone: freed
@@ -110,7 +110,7 @@ public func afs_value_append(_ container: OpaquePointer?, _ value: OpaquePointer
 
 /// The top-down builders: a new empty container inside `parent`, lent back to be filled.
 private func newInside(_ parent: OpaquePointer?, _ what: String, key: (UnsafePointer<CChar>?, Int)?, _ empty: Value,
-                       by call: String, _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
+                       by call: StaticString, _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
     pointer(err) {
         let p = try containerArg(parent, what)
         let k = try key.map { try stringArg($0.0, $0.1, "key") }

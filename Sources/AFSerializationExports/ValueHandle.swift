@@ -24,8 +24,25 @@ import Glibc  // Linux with glibc only, as the core (Sources/AFSerialization/Pla
 final class ValueHandle: Handle {
     enum Role {
         case owned, builder, member
-        /// A tombstone: the text says which call ended the handle.
-        case dead(String)
+        /// A tombstone, with the call that ended it (no text is made until a call on it
+        /// asks: a tree built by consuming keeps one small object per consumed handle).
+        case dead(Death)
+    }
+    enum Death {
+        case consumed(StaticString), treeConsumed(StaticString), replaced(StaticString)
+        var text: String {
+            switch self {
+            case .consumed(let call): return "it was consumed by \(call) (it belongs to the tree it went into)"
+            case .treeConsumed(let call): return "its tree was consumed by \(call) (it belongs to the tree that went into)"
+            case .replaced(let call): return "its slot was replaced by \(call)"
+            }
+        }
+        var inherited: Death {
+            switch self {
+            case .consumed(let call), .treeConsumed(let call): return .treeConsumed(call)
+            case .replaced(let call): return .replaced(call)
+            }
+        }
     }
     private(set) var role: Role
 
@@ -65,7 +82,7 @@ final class ValueHandle: Handle {
     // MARK: Roles
 
     var isDead: Bool { if case .dead = role { return true } else { return false } }
-    var deathReason: String? { if case .dead(let r) = role { return r } else { return nil } }
+    var deathReason: String? { if case .dead(let d) = role { return d.text } else { return nil } }
     var isOwned: Bool { if case .owned = role { return true } else { return false } }
     var isBuilder: Bool { if case .builder = role { return true } else { return false } }
 
@@ -163,7 +180,7 @@ final class ValueHandle: Handle {
         case .member:
             throw AFSError(.invalidArgument, "\(what) is borrowed from its parent (afs_value_at, afs_value_get) and cannot be changed")
         case .dead(let why):
-            throw AFSError(.state, "\(what) is no longer usable: \(why)")
+            throw AFSError(.state, "\(what) is no longer usable: \(why.text)")
         }
     }
 
@@ -177,7 +194,7 @@ final class ValueHandle: Handle {
     /// Sets `key` (dictionary) to `member`; returns the slot. A builder or a lent member in
     /// that slot dies ("replaced").
     @discardableResult
-    func set(_ key: String, _ member: Value, depth memberDepth: Int, by call: String) throws -> Int {
+    func set(_ key: String, _ member: Value, depth memberDepth: Int, by call: StaticString) throws -> Int {
         _ = value  // write lagging builders in first: a replaced slot must stay replaced
         let existing: Int?
         if case .dict(let d) = stored {
@@ -188,7 +205,7 @@ final class ValueHandle: Handle {
             existing = nil
         }
         try checkDepth(adding: memberDepth)
-        if let i = existing { retire(slot: i, "its dictionary slot was replaced by \(call)") }
+        if let i = existing { retire(slot: i, .replaced(call)) }
         try stored.dictSet(key, member)
         cacheGrew()
         raiseDepth(to: memberDepth + 1)
@@ -217,7 +234,7 @@ final class ValueHandle: Handle {
 
     /// A new empty container (`.dict` or `.array`) put into this one under `key` (a
     /// dictionary) or at the end (an array), returned as a builder handle owned by this tree.
-    func newBuilder(_ empty: Value, key: String?, by call: String) throws -> ValueHandle {
+    func newBuilder(_ empty: Value, key: String?, by call: StaticString) throws -> ValueHandle {
         let s: Int
         if let key = key {
             s = try set(key, empty, depth: 1, by: call)
@@ -240,9 +257,9 @@ final class ValueHandle: Handle {
     /// Takes the value out of an owned root that `call` consumes into `into`'s tree: the
     /// handle (and every builder and member of its tree) becomes a tombstone kept by `into`'s
     /// root.
-    func consume(into container: ValueHandle, by call: String) -> (Value, depth: Int) {
+    func consume(into container: ValueHandle, by call: StaticString) -> (Value, depth: Int) {
         let v = value, d = depth
-        die("it was consumed by \(call) (it belongs to the tree it went into)")
+        die(.consumed(call))
         let keeper = container.root
         keeper.kept.append(self)
         keeper.kept.append(contentsOf: kept)
@@ -251,19 +268,19 @@ final class ValueHandle: Handle {
     }
 
     /// Turns this handle, its builders and the members it lent into tombstones.
-    private func die(_ why: String) {
+    private func die(_ why: Death) {
         if isDead { return }
         role = .dead(why)
         stored = .null
         knownDepth = 0
-        let inherited = "its tree ended: " + why
+        let inherited = why.inherited
         for b in builders.values { b.die(inherited) }
         LentCache.at(lentCache.load(ordering: .acquiring))?.forEachMember { $0.die(inherited) }
     }
 
     /// The member in slot `i` is replaced: its builder and lent member handle die and are
     /// kept by the root.
-    private func retire(slot i: Int, _ why: String) {
+    private func retire(slot i: Int, _ why: Death) {
         let keeper = root
         if let b = builders.removeValue(forKey: i) {
             b.die(why)

@@ -150,12 +150,10 @@ def c_abi(c_type: str, h: Header) -> Any:
     if base in h.opaque:
         inner: Any = ("handle", base)             # a handle type is the pointer itself
         depth -= 1
-    elif depth == 1 and base == "char":
-        return {"charp", "voidp"}                 # c_char_p, or c_void_p when freed/len-read
-    elif depth == 1 and base in ("void", "uint8_t"):
-        return {"voidp"}
-    elif base == "char":
-        inner = frozenset({"charp"})              # char ** -> POINTER(c_char_p)
+    elif base in ("char", "void", "uint8_t"):
+        # A byte pointer: c_char_p (bytes in, a NUL-terminated string out) or c_void_p (freed
+        # or read with a length) are the same pointer to the ABI.
+        inner = frozenset({"charp", "voidp"})
         depth -= 1
     elif base in h.records:
         inner = ("struct", base)
@@ -189,7 +187,7 @@ def py_abi(t: Any) -> Any:
         return ("int" if signed else "uint", ctypes.sizeof(t))
     if isinstance(t, type) and issubclass(t, ctypes._Pointer):
         inner = py_abi(t._type_)
-        return ("ptr", _freeze({inner}) if inner == "charp" else inner)
+        return ("ptr", _freeze({inner}) if inner in ("charp", "voidp") else inner)
     if isinstance(t, type) and issubclass(t, ctypes.Structure):
         return ("struct", t.__name__)
     if isinstance(t, type) and issubclass(t, ctypes._CFuncPtr):
@@ -301,7 +299,7 @@ def test_every_declaration_matches_the_header(header: Header) -> None:
 def test_callback_prototypes_match_the_header(header: Header) -> None:
     prototypes = {"afs_query_fn": _ffi.QUERY_FN, "afs_read_fn": _ffi.READ_FN,
                   "afs_rewind_fn": _ffi.REWIND_FN, "afs_release_fn": _ffi.RELEASE_FN,
-                  "afs_progress_fn": _ffi.PROGRESS_FN}
+                  "afs_progress_fn": _ffi.PROGRESS_FN, "afs_progress_cancel_fn": _ffi.PROGRESS_CANCEL_FN}
     assert set(prototypes) == set(header.typedef_functions)
     for name, proto in prototypes.items():
         assert matches(c_abi(name, header), py_abi(proto)), name
