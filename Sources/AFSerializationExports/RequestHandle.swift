@@ -75,10 +75,12 @@ final class RequestHandle: Handle {
         return headerStrings()[2 * i + 1].map { UnsafePointer($0.pointer) }
     }
 
-    /// The pickled snapshot of the request (`afs_request_pickle`), made on first use.
-    func pickle() -> PickleBox {
+    /// The pickled snapshot of the request (`afs_request_pickle`), made on first use; nil
+    /// when out of memory.
+    func pickle() -> PickleBox? {
         if let l = lentPickle { return l }
-        let l = PickleBox(PickleWriter.mallocSnapshot(of: request))
+        guard let snapshot = try? PickleWriter.mallocSnapshot(of: request) else { return nil }
+        let l = PickleBox(snapshot)
         lentPickle = l
         return l
     }

@@ -24,7 +24,7 @@ public enum JSONToPickle {
         var w = PickleWriter(capacity: text.count + text.count / 4 + 64)
         var reader = JSONReader(base, text.count, maxDepth: JSONParser.defaultMaxDepth)
         try reader.transcode(into: &w, allowFragments: allowFragments, exactIntegers: exactIntegers)
-        return w.take()
+        return try w.take()
     }
 
     /// `transcode` into a byte array (tests, fuzzing).
@@ -214,7 +214,7 @@ extension JSONReader {
                 scratch.truncate(to: 0)
                 scratch.append(UnsafeBufferPointer(start: p + start, count: i &- start))
                 try unescapeIntoScratch(open)
-                scratch.withBytes { emit($0) }
+                try scratch.withBytes { emit($0) }
                 return
             }
             if c < 0x20 { throw controlCharacter() }

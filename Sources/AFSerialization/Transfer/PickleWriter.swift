@@ -29,10 +29,9 @@ public struct PickleWriter: ~Copyable {
     mutating func finish() {
         out.append(Pickle.STOP)
         let frame = UInt64(out.count - 11)
-        out.withBytes { b in
-            let p = UnsafeMutablePointer(mutating: b.baseAddress!)
-            for i in 0..<8 { p[3 + i] = UInt8(truncatingIfNeeded: frame >> (8 * UInt64(i))) }
-        }
+        guard !out.failed else { return }  // out of memory: `take`/`toArray` report it
+        let p = out.base
+        for i in 0..<8 { p[3 + i] = UInt8(truncatingIfNeeded: frame >> (8 * UInt64(i))) }
     }
 
     // MARK: Whole pickles
@@ -43,7 +42,7 @@ public struct PickleWriter: ~Copyable {
         var w = PickleWriter(capacity: 64)
         try w.write(value, depth: 0)
         w.finish()
-        return w.out.toArray()
+        return try w.out.toArray()
     }
 
     /// The pickle of `value` in `malloc` memory (free with `free`) and its length: the
@@ -51,14 +50,15 @@ public struct PickleWriter: ~Copyable {
     public static func mallocPickle(_ value: Value) throws -> (UnsafeMutablePointer<UInt8>, Int) {
         var w = PickleWriter(capacity: 256)
         try w.write(value, depth: 0)
-        return w.take()
+        return try w.take()
     }
 
     /// The snapshot of a request that the Python bindings read in one piece: the tuple
     /// `(method, url, [(name, value), ...], body or None, has_body_stream, timeout_interval,
     /// cache_policy, should_handle_cookies, should_use_pipelining, allows_cellular_access,
     /// network_service_type)`. C: `afs_request_pickle`.
-    public static func mallocSnapshot(of r: Request) -> (UnsafeMutablePointer<UInt8>, Int) {
+    /// - Throws: `AFSError` `.noMemory`.
+    public static func mallocSnapshot(of r: Request) throws(AFSError) -> (UnsafeMutablePointer<UInt8>, Int) {
         var w = PickleWriter(capacity: 128 + (r.body?.count ?? 0))
         w.out.append(Pickle.MARK)
         w.string(r.method)
@@ -82,14 +82,15 @@ public struct PickleWriter: ~Copyable {
         w.bool(r.properties.allowsCellularAccess)
         w.int(Int64(r.properties.networkServiceType))
         w.out.append(Pickle.TUPLE)
-        return w.take()
+        return try w.take()
     }
 
     /// Finishes the pickle and hands over its `malloc` memory.
-    consuming func take() -> (UnsafeMutablePointer<UInt8>, Int) {
+    /// - Throws: `AFSError` `.noMemory` when the pickle could not be written whole.
+    consuming func take() throws(AFSError) -> (UnsafeMutablePointer<UInt8>, Int) {
         finish()
         let n = out.count
-        let p = UnsafeMutableRawPointer(out.takeCString()).assumingMemoryBound(to: UInt8.self)
+        let p = UnsafeMutableRawPointer(try out.takeCString()).assumingMemoryBound(to: UInt8.self)
         return (p, n)
     }
 
