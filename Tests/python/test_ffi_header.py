@@ -301,7 +301,8 @@ def test_every_declaration_matches_the_header(header: Header) -> None:
 def test_callback_prototypes_match_the_header(header: Header) -> None:
     prototypes = {"afs_query_fn": _ffi.QUERY_FN, "afs_read_fn": _ffi.READ_FN,
                   "afs_rewind_fn": _ffi.REWIND_FN, "afs_release_fn": _ffi.RELEASE_FN,
-                  "afs_progress_fn": _ffi.PROGRESS_FN}
+                  "afs_progress_fn": _ffi.PROGRESS_FN,
+                  "afs_progress_cancel_fn": _ffi.PROGRESS_CANCEL_FN}
     assert set(prototypes) == set(header.typedef_functions)
     for name, proto in prototypes.items():
         assert matches(c_abi(name, header), py_abi(proto)), name

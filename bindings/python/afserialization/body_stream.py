@@ -8,7 +8,7 @@ from ctypes import addressof, byref, c_char, c_uint64
 from typing import Any, Callable, Optional, Tuple
 
 from . import _ffi
-from ._ffi import PROGRESS_CANCEL_FN, PROGRESS_FN, afs_error, lib
+from ._ffi import PROGRESS_CANCEL_FN, afs_error, lib
 from ._handle import CHandle, serialized
 from .errors import HandleClosedError, SerializationError
 
@@ -210,12 +210,8 @@ class BodyStream(io.RawIOBase):
         every 1 MiB."""
         ptr = self._get()
         keep = self._owner.keepalive
-        cancel_api = "afs_body_stream_set_progress_cancel" not in lib.missing
         if callback is None:
-            if cancel_api:
-                lib.afs_body_stream_set_progress_cancel(ptr, PROGRESS_CANCEL_FN(), None)
-            else:
-                lib.afs_body_stream_set_progress(ptr, PROGRESS_FN(), None)
+            lib.afs_body_stream_set_progress_cancel(ptr, PROGRESS_CANCEL_FN(), None)
             keep.pop("progress", None)
         else:
             if not callable(callback):
@@ -233,12 +229,8 @@ class BodyStream(io.RawIOBase):
                     return 1 if stream._writing else 0  # cancel a write_to, not a read
                 return 0
 
-            if cancel_api:
-                fn: Any = PROGRESS_CANCEL_FN(trampoline)
-                lib.afs_body_stream_set_progress_cancel(ptr, fn, None)
-            else:
-                fn = PROGRESS_FN(trampoline)  # an older library: exceptions cannot cancel
-                lib.afs_body_stream_set_progress(ptr, fn, None)
+            fn = PROGRESS_CANCEL_FN(trampoline)
+            lib.afs_body_stream_set_progress_cancel(ptr, fn, None)
             keep["progress"] = fn
         self._progress = callback
 
