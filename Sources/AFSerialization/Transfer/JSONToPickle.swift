@@ -240,7 +240,7 @@ extension PickleWriter {
     }
 
     mutating func memoGet(_ index: UInt32) {
-        out.reserve(5)
+        guard out.reserve(5) else { return }  // out of memory: `failed` tells
         if index < 256 {
             out.put(Pickle.BINGET)
             out.put(UInt8(index))
@@ -289,7 +289,7 @@ extension PickleWriter {
         while mag.count > 1 && mag[mag.count - 1] == fill && (mag[mag.count - 2] & 0x80 != 0) == negative {
             mag.removeLast()
         }
-        out.reserve(5 + mag.count)
+        guard out.reserve(5 + mag.count) else { return }  // out of memory: `failed` tells
         if mag.count < 256 {
             out.put(Pickle.LONG1)
             out.put(UInt8(mag.count))

@@ -18,7 +18,7 @@ public struct PickleWriter: ~Copyable {
     /// `finish`.
     public init(capacity: Int = 256) {
         out = ByteWriter(capacity: capacity + 12)
-        out.reserve(11)
+        guard out.reserve(11) else { return }  // out of memory: `failed` tells
         out.put(Pickle.PROTO)
         out.put(Pickle.writtenProtocol)
         out.put(Pickle.FRAME)
@@ -147,7 +147,7 @@ public struct PickleWriter: ~Copyable {
     mutating func bool(_ b: Bool) { out.append(b ? Pickle.NEWTRUE : Pickle.NEWFALSE) }
 
     mutating func int(_ i: Int64) {
-        out.reserve(10)
+        guard out.reserve(10) else { return }  // out of memory: `failed` tells
         if i >= 0 && i < 256 {
             out.put(Pickle.BININT1)
             out.put(UInt8(i))
@@ -175,7 +175,7 @@ public struct PickleWriter: ~Copyable {
     }
 
     mutating func double(_ d: Double) {
-        out.reserve(9)
+        guard out.reserve(9) else { return }  // out of memory: `failed` tells
         out.put(Pickle.BINFLOAT)
         let u = d.bitPattern
         for k in (0..<8).reversed() { out.put(UInt8(truncatingIfNeeded: u >> (8 * UInt64(k)))) }
@@ -195,7 +195,7 @@ public struct PickleWriter: ~Copyable {
     }
 
     mutating func header(_ n: Int, short: UInt8, long: UInt8, huge: UInt8) {
-        out.reserve(9 + n)
+        guard out.reserve(9 + n) else { return }  // out of memory: `failed` tells
         if n < 256 {
             out.put(short)
             out.put(UInt8(n))
