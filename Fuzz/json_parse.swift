@@ -42,7 +42,7 @@ func parseThroughC(_ data: UnsafePointer<UInt8>, _ size: Int, _ swift: Value?) {
     if let handle {
         guard let v = swift else { fail("afs_value_parse_json accepted what JSONParser rejects") }
         require(box.untouched, "afs_value_parse_json succeeded but wrote into the afs_error (header: left untouched)")
-        require(afs_value_kind_of(handle) == v.kind.rawValue, "afs_value_kind_of says \(afs_value_kind_of(handle)), the value is \(v.kind)")
+        require(Int32(afs_value_kind_of(handle).rawValue) == v.kind.rawValue, "afs_value_kind_of says \(afs_value_kind_of(handle)), the value is \(v.kind)")
         afs_value_free(handle)
     } else {
         require(swift == nil, "afs_value_parse_json failed where JSONParser succeeds")

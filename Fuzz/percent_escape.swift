@@ -2,7 +2,7 @@
 //
 // The input is the text to escape, as raw bytes. Properties:
 // - validity agrees with Swift's own decoder (`String(validating:as:)`), and the offset of
-//   the first bad sequence agrees with `firstInvalidUTF8OffsetScan`, with the DFA path
+//   the first bad sequence agrees with `firstInvalidUTF8OffsetScan`, with the vector path
 //   `firstInvalidUTF8Offset`, and with Swift's decoder (length of the longest valid prefix);
 // - valid UTF-8: `escape(utf8:to:)` succeeds, its output uses only `A-Z a-z 0-9 - . _ ~ / ?`
 //   and `%XX` (uppercase hex), every unreserved byte is written as is, the output

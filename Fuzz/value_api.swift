@@ -167,7 +167,7 @@ func bytesAt(_ p: UnsafeRawPointer?, _ n: Int) -> [UInt8] {
 func checkWalk(_ h: OpaquePointer, _ v: Value, _ path: String, budget: inout Int) {
     budget -= 1
     if budget < 0 { return }
-    require(afs_value_kind_of(h) == v.kind.rawValue, "\(path): afs_value_kind_of \(afs_value_kind_of(h)), the model is \(v.kind)")
+    require(Int32(afs_value_kind_of(h).rawValue) == v.kind.rawValue, "\(path): afs_value_kind_of \(afs_value_kind_of(h)), the model is \(v.kind)")
     var len = -7
     let s = afs_value_get_string(h, &len)
     var dlen = -7
@@ -261,9 +261,9 @@ func insert(_ pool: inout Pool, into container: Slot?, key: TextArgument?, value
     let err = errorBox.reset()
     let status: Int32
     if let key {
-        status = key.withPointer { afs_value_dict_set(container?.handle, $0, $1, valueHandle, err) }
+        status = Int32(key.withPointer { afs_value_dict_set(container?.handle, $0, $1, valueHandle, err) }.rawValue)
     } else {
-        status = afs_value_append(container?.handle, valueHandle, err)
+        status = Int32(afs_value_append(container?.handle, valueHandle, err).rawValue)
     }
     trace("\(what)(\(container?.name ?? "NULL"), \(key.map { show($0.bytes ?? []) } ?? "-"), \(useContainerAsValue ? "itself" : value?.name ?? "NULL")) -> \(status)")
     if status == 0 {
@@ -440,7 +440,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             pool.free(s)
         case 13, 14:  // walk
             guard let s = pool.pick(&inp) else {
-                require(afs_value_kind_of(nil) == Value.Kind.null.rawValue, "afs_value_kind_of(NULL) is not AFS_VALUE_NULL")
+                require(Int32(afs_value_kind_of(nil).rawValue) == Value.Kind.null.rawValue, "afs_value_kind_of(NULL) is not AFS_VALUE_NULL")
                 break
             }
             var budget = 3000

@@ -174,7 +174,8 @@ grep -hE '^\| fault injection|API inputs' "$out/fault-and-matrix.log" 2>/dev/nul
 grep -hE 'inputs  (ok|FAILED)' "$out/fuzz-replay.log" 2>/dev/null | awk '{n += $2} END {if (NR) printf "fuzz replay: %d inputs over %d targets\n", n, NR}'
 # CPU time of everything the run started (bash's `times`: children's user and system
 # time): on a shared machine the wall time also counts waiting for other processes.
-cpu=$(times | tail -n 1)
+times >"$out/times.txt"   # a builtin with a redirection runs in this shell (a pipe would not)
+cpu=$(tail -n 1 "$out/times.txt")
 echo "total: $(($(date +%s) - T0)) s wall; CPU of the stages: ${cpu% *} user, ${cpu#* } system"
 echo
 echo "stages: $passed passed, ${#failed[@]} failed"

@@ -1,12 +1,19 @@
-/* bench_core — the C side of the core benchmark. Times afs_percent_escape, afs_query_string
- * and the JSON serializer against a plain C table loop and libcurl's curl_easy_escape on
- * the same inputs, and writes those inputs to DIR for the Python peers.
+/* bench_core — the C side of the core benchmark. Times afs_percent_escape, afs_query_string,
+ * the JSON reader (afs_value_parse_json) and the JSON serializer against C peers on the same
+ * inputs: a table loop and a branchless loop for escaping, memcpy, libcurl's curl_easy_escape,
+ * cJSON and jansson for JSON (simdjson runs in bench_simdjson.cpp), and writes the escaping
+ * and query inputs to DIR for the Python peers. The JSON documents (doc.json, small_objects.json,
+ * long_strings.json) must already be in DIR.
  *
- *   bench_core DIR         prints one "name<TAB>peer<TAB>bytes<TAB>seconds" line per run
+ *   bench_core DIR [LABEL]   prints one "name<TAB>peer<TAB>bytes<TAB>seconds" line per run;
+ *                            with LABEL only the library's rows, their peer named "afs LABEL"
+ *                            (to time another build of the library in the same run)
  */
 #define _POSIX_C_SOURCE 200809L
 #include <afserialization.h>
+#include <cjson/cJSON.h>
 #include <curl/curl.h>
+#include <jansson.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,7 +47,41 @@ static char *c_escape(const unsigned char *s, size_t n) {
     return out;
 }
 
+/* The other reference: a branchless loop, one table load and one 4-byte store per byte
+ * (bytes 0-2 the text, byte 3 the length), advancing 1 or 3. */
+static char *c_escape_branchless(const unsigned char *s, size_t n) {
+    static uint32_t entry[256];
+    if (!entry['a']) {
+        static const char hex[] = "0123456789ABCDEF";
+        for (int c = 0; c < 256; c++) {
+            int keep = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                       c == '-' || c == '.' || c == '_' || c == '~' || c == '/' || c == '?';
+            entry[c] = keep ? (uint32_t)c | 1u << 24
+                            : '%' | (uint32_t)hex[c >> 4] << 8 | (uint32_t)hex[c & 15] << 16 | 3u << 24;
+        }
+    }
+    char *out = malloc(3 * n + 4), *d = out;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t w = entry[s[i]];
+        memcpy(d, &w, 4);
+        d += w >> 24;
+    }
+    *d = 0;
+    return out;
+}
+
+/* Called through a volatile pointer so the compiler cannot drop a copy nobody reads. */
+static void *(*volatile copy_bytes)(void *, const void *, size_t) = memcpy;
+
+static const char *label = NULL;   /* only the library's rows, named "afs LABEL" */
+
 static void emit(const char *name, const char *peer, double bytes, double seconds) {
+    char named[256];
+    if (label) {
+        if (strncmp(peer, "afs", 3) != 0) return;
+        snprintf(named, sizeof named, "afs %s", label);
+        peer = named;
+    }
     printf("%s\t%s\t%.0f\t%.6f\n", name, peer, bytes, seconds);
     fflush(stdout);
 }
@@ -62,27 +103,122 @@ static void bench_escape(const char *dir, const char *name, const unsigned char 
     char *out = NULL;
     TIME_BEST(5, t, { out = afs_percent_escape((const char *)s, n, NULL); if (!out) exit(1); afs_free(out); });
     emit(name, "afs_percent_escape", n, t);
+    if (label) return;
     TIME_BEST(5, t, { out = c_escape(s, n); free(out); });
     emit(name, "C table loop -O2", n, t);
+    TIME_BEST(5, t, { out = c_escape_branchless(s, n); free(out); });
+    emit(name, "C branchless loop -O2", n, t);
+    TIME_BEST(5, t, { out = malloc(n + 1); copy_bytes(out, s, n); free(out); });
+    emit(name, "malloc+memcpy+free", n, t);
+    out = malloc(n + 1);
+    memcpy(out, s, n);
+    TIME_BEST(5, t, { copy_bytes(out, s, n); });
+    free(out);
+    emit(name, "memcpy (warm buffer)", n, t);
     CURL *curl = curl_easy_init();
     TIME_BEST(5, t, { out = curl_easy_escape(curl, (const char *)s, (int)n); curl_free(out); });
     curl_easy_cleanup(curl);
     emit(name, "curl_easy_escape", n, t);
-    char file[64];
-    snprintf(file, sizeof file, "%s.txt", name);
-    write_file(dir, file, s, n);
+}
+
+static char *read_file(const char *dir, const char *name, size_t *len) {
+    char path[4096];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); exit(1); }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *p = malloc((size_t)n + 1);
+    if (!p || fread(p, 1, (size_t)n, f) != (size_t)n) { perror(path); exit(1); }
+    p[n] = 0;
+    fclose(f);
+    *len = (size_t)n;
+    return p;
+}
+
+#define JSON_REPS 7
+
+/* Best of JSON_REPS runs of PARSE (which sets `v`, NULL on failure) then FREE(v): the parse
+ * alone into `tp`, the parse plus the free into `tf`. */
+#define TIME_PARSE(tp, tf, PARSE, FREE) do { tp = tf = 1e30; for (int r_ = 0; r_ < JSON_REPS; r_++) { \
+    double t0_ = now(); PARSE; double t1_ = now(); \
+    if (!v) { fprintf(stderr, "%s: " #PARSE " failed\n", file); exit(1); } \
+    FREE(v); double t2_ = now(); \
+    tp = t1_ - t0_ < tp ? t1_ - t0_ : tp; tf = t2_ - t0_ < tf ? t2_ - t0_ : tf; } } while (0)
+
+/* Parsing DIR/FILE to a tree: the parse alone, and the parse plus freeing the tree. */
+static void bench_parse(const char *dir, const char *file, const char *name) {
+    size_t n;
+    char *text = read_file(dir, file, &n);
+    char row[64], row_free[64];
+    snprintf(row, sizeof row, "parse_%s", name);
+    snprintf(row_free, sizeof row_free, "parse+free_%s", name);
+    double t, tf;
+    {
+        afs_value *v;
+        TIME_PARSE(t, tf, v = afs_value_parse_json(text, n, NULL), afs_value_free);
+        emit(row, "afs_value_parse_json", n, t);
+        emit(row_free, "afs parse + afs_value_free", n, tf);
+    }
+    if (!label) {
+        cJSON *v;
+        TIME_PARSE(t, tf, v = cJSON_ParseWithLength(text, n), cJSON_Delete);
+        emit(row, "cJSON_Parse", n, t);
+        emit(row_free, "cJSON parse + cJSON_Delete", n, tf);
+    }
+    if (!label) {
+        json_t *v;
+        TIME_PARSE(t, tf, v = json_loadb(text, n, 0, NULL), json_decref);
+        emit(row, "jansson json_loadb", n, t);
+        emit(row_free, "jansson load + json_decref", n, tf);
+    }
+    free(text);
+}
+
+/* Writing the benchmark document's tree back as compact JSON. */
+static void bench_write(const char *dir) {
+    size_t n;
+    char *text = read_file(dir, "doc.json", &n);
+    double t;
+    afs_value *tree = afs_value_parse_json(text, n, NULL);
+    afs_serializer *js = afs_serializer_new(AFS_SERIALIZER_JSON);
+    afs_serializer_set_json_options(js, AFS_JSON_WITHOUT_ESCAPING_SLASHES, NULL);
+    afs_request *r = NULL;
+    size_t blen = 0;
+    TIME_BEST(JSON_REPS, t, { afs_request_free(r); r = afs_serializer_request(js, "POST", "http://example.com/", tree, NULL); });
+    if (!r) exit(1);
+    afs_request_body(r, &blen);
+    emit("write_doc", "afs JSON serializer", blen, t);
+    afs_request_free(r);
+    afs_serializer_free(js);
+    afs_value_free(tree);
+    if (!label) {
+        char *out;
+        cJSON *c = cJSON_ParseWithLength(text, n);
+        TIME_BEST(JSON_REPS, t, { out = cJSON_PrintUnformatted(c); blen = strlen(out); cJSON_free(out); });
+        emit("write_doc", "cJSON_PrintUnformatted", blen, t);
+        cJSON_Delete(c);
+        json_t *j = json_loadb(text, n, 0, NULL);
+        TIME_BEST(JSON_REPS, t, { out = json_dumps(j, JSON_COMPACT | JSON_PRESERVE_ORDER); blen = strlen(out); free(out); });
+        emit("write_doc", "jansson json_dumps", blen, t);
+        json_decref(j);
+    }
+    free(text);
 }
 
 static afs_value *str(const char *s) { return afs_value_new_string(s, AFS_NTS, NULL); }
 
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: bench_core DIR\n"); return 2; }
+    if (argc < 2) { fprintf(stderr, "usage: bench_core DIR [LABEL]\n"); return 2; }
     const char *dir = argv[1];
+    if (argc > 2) label = argv[2];
     const size_t n = 64u << 20;
     unsigned char *s = malloc(n);
     static const char alnum[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
     for (size_t i = 0; i < n; i++) s[i] = (unsigned char)alnum[next() % 62];
     bench_escape(dir, "escape_ascii_64MiB", s, n);
+    if (!label) write_file(dir, "escape_ascii_64MiB.txt", s, n);
     /* mixed: about 31% of bytes to escape (spaces, delimiters, é, €), the rest alphanumeric */
     size_t i = 0;
     while (i < n) {
@@ -93,6 +229,7 @@ int main(int argc, char **argv) {
         else { s[i++] = 0xE2; s[i++] = 0x82; s[i++] = 0xAC; }         /* € */
     }
     bench_escape(dir, "escape_mixed_64MiB", s, n);
+    if (!label) write_file(dir, "escape_mixed_64MiB.txt", s, n);
     free(s);
 
     /* query string: a flat dictionary of 100,000 pairs */
@@ -161,9 +298,14 @@ int main(int argc, char **argv) {
     TIME_BEST(5, t, { afs_request_free(r); r = afs_serializer_request(js, "POST", "http://example.com/", tree, NULL); });
     const uint8_t *body = afs_request_body(r, &blen);
     emit("json_10MB", "afs JSON serializer", blen, t);
-    write_file(dir, "tree.json", body, blen);
+    if (!label) write_file(dir, "tree.json", body, blen);
     afs_request_free(r);
     afs_serializer_free(js);
     afs_value_free(tree);
+
+    bench_parse(dir, "doc.json", "doc_10MB");
+    bench_parse(dir, "small_objects.json", "small_objects");
+    bench_parse(dir, "long_strings.json", "long_strings");
+    bench_write(dir);
     return 0;
 }

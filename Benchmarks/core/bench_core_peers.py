@@ -43,9 +43,26 @@ def main(d):
     try:
         import orjson
     except ImportError:
+        print("bench_core_peers.py: orjson is not installed; its rows are left out", file=sys.stderr)
         return
     t, out = best(lambda: orjson.dumps(tree))
     emit("json_10MB", "orjson.dumps", len(out), t)
+
+    # The JSON documents: parsing to Python objects, and writing the benchmark document's.
+    for file, name in (("doc.json", "doc_10MB"), ("small_objects.json", "small_objects"),
+                       ("long_strings.json", "long_strings")):
+        with open(f"{d}/{file}", "rb") as f:
+            text = f.read()
+        t, _ = best(lambda: orjson.loads(text), reps=7)
+        emit(f"parse_{name}", "orjson.loads", len(text), t)
+        t, _ = best(lambda: json.loads(text), reps=3)
+        emit(f"parse_{name}", "json.loads", len(text), t)
+        if file == "doc.json":
+            doc = orjson.loads(text)
+            t, out = best(lambda: orjson.dumps(doc), reps=7)
+            emit("write_doc", "orjson.dumps", len(out), t)
+            t, out = best(lambda: json.dumps(doc, separators=(",", ":"), ensure_ascii=False).encode(), reps=3)
+            emit("write_doc", "json.dumps", len(out), t)
 
 
 if __name__ == "__main__":

@@ -1,29 +1,89 @@
 #!/usr/bin/env bash
-# Core benchmark (issue 2): percent escaping, query strings and JSON bodies, the library
-# side by side with a plain C loop, libcurl and Python on the same inputs. One table.
-#   Benchmarks/core/run.sh
+# Core benchmark (issues 2 and 15): percent escaping, query strings, JSON parsing and JSON
+# writing, the library side by side with its peers on the same inputs in the same run:
+# a C table loop, a C branchless loop, memcpy, libcurl and urllib for escaping; simdjson
+# (DOM), cJSON, jansson, orjson and Python's json for JSON. One table, then the issue 15
+# targets with the ratios this run measured.
+#   Benchmarks/core/run.sh [--baseline LIBDIR]
+# --baseline LIBDIR also times another build of the library (a directory holding its
+# libafserialization.so, e.g. one built from main by scripts/build-library.sh DIR) in the
+# same run; its rows are named "afs LIBDIR".
+# The C peers come from Debian's libsimdjson-dev, libcjson-dev and libjansson-dev, installed
+# with apt-get when missing.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+here="$root/Benchmarks/core"
+baseline=
+if [ "${1:-}" = --baseline ]; then baseline=$(cd "$2" && pwd); fi
 "$root/scripts/install-deps.sh"
+missing=
+for p in libsimdjson-dev libcjson-dev libjansson-dev; do
+    dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+    sudo=; [ "$(id -u)" = 0 ] || sudo=sudo
+    $sudo apt-get update -q >&2
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q $missing >&2
+fi
 lib=$("$root/scripts/build-library.sh" "$root/build/lib" 2>/dev/null)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-gcc -O2 -std=c99 -Wall -I"$root/include" "$root/Benchmarks/core/bench_core.c" -o "$work/bench_core" \
-    -L"$(dirname "$lib")" -lafserialization -lcurl -Wl,-rpath,"$(dirname "$lib")"
-{ "$work/bench_core" "$work"; python3 "$root/Benchmarks/core/bench_core_peers.py" "$work"; } > "$work/results.tsv"
+gcc -O2 -std=c99 -Wall -I"$root/include" "$here/bench_core.c" -o "$work/bench_core" \
+    -L"$(dirname "$lib")" -lafserialization -lcurl -lcjson -ljansson -Wl,-rpath,"$(dirname "$lib")"
+g++ -O2 -std=c++17 "$here/bench_simdjson.cpp" -o "$work/bench_simdjson" -lsimdjson
+python3 "$root/Benchmarks/response/make_document.py" "$work/doc.json"
+python3 "$here/make_shapes.py" "$work"
+{
+    "$work/bench_core" "$work"
+    if [ -n "$baseline" ]; then LD_LIBRARY_PATH="$baseline" "$work/bench_core" "$work" "$baseline"; fi
+    "$work/bench_simdjson" "$work"
+    python3 "$here/bench_core_peers.py" "$work"
+} > "$work/results.tsv"
 python3 - "$work/results.tsv" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-print(f"{'benchmark':<22} {'implementation':<26} {'ms':>10} {'MB/s':>10} {'vs afs':>8}")
-print("-" * 80)
-base = {}
-for name, peer, nbytes, sec in rows:
-    if peer.startswith("afs"):
-        base[name] = float(sec)
-for name, peer, nbytes, sec in rows:
-    s = float(sec)
-    mbs = int(nbytes) / s / 1e6
-    ratio = s / base[name] if name in base else float("nan")
-    print(f"{name:<22} {peer:<26} {s * 1e3:>10.2f} {mbs:>10.1f} {ratio:>7.2f}x")
-print("(MB/s: input bytes for escaping, output bytes for query strings and JSON; 'vs afs': time relative to the library)")
+order = []
+for name, *_ in rows:
+    if name not in order:
+        order.append(name)
+sec = {(name, peer): float(s) for name, peer, _, s in rows}
+base = {}  # the first library row of each benchmark: the build under test
+for name, peer, _, s in rows:
+    if peer.startswith("afs") and name not in base:
+        base[name] = float(s)
+print(f"{'benchmark':<26} {'implementation':<32} {'ms':>9} {'MB/s':>9} {'vs afs':>8}")
+print("-" * 88)
+for name in order:
+    for n, peer, nbytes, s in rows:
+        if n != name:
+            continue
+        s = float(s)
+        ratio = s / base[name] if name in base else float("nan")
+        print(f"{name:<26} {peer:<32} {s * 1e3:>9.2f} {int(nbytes) / s / 1e6:>9.1f} {ratio:>7.2f}x")
+print("(best of 5 runs for escaping and query strings, 7 for JSON; MB/s: input bytes for escaping and")
+print(" parsing, output bytes for query strings and writing; 'vs afs': time relative to the library's")
+print(" first row, so above 1 means the library is faster)")
+print()
+print("issue 15 targets (peer time / library time, from this run):")
+def ratio(name, peer):
+    a, b = base.get(name), sec.get((name, peer))
+    return None if a is None or b is None else b / a
+def goal(text, name, peer, need, extra=""):
+    r = ratio(name, peer)
+    if r is None:
+        print(f"  {text}: not measured ({peer} missing)")
+        return
+    print(f"  {text}: {r:.2f}x {peer} (target {need}x) {'met' if r >= need else 'MISSED'}{extra}")
+for kind in ("ascii", "mixed"):
+    name = f"escape_{kind}_64MiB"
+    gbs = 64 * 2**20 / base[name] / 1e9
+    if kind == "ascii":
+        goal("ASCII escaping vs the C table loop", name, "C table loop -O2", 2.0, f"; {gbs:.2f} GB/s (target 4) {'met' if gbs >= 4 else 'MISSED'}")
+    else:
+        goal("mixed escaping vs the C branchless loop", name, "C branchless loop -O2", 1.0, f"; {gbs:.2f} GB/s")
+for doc in ("doc_10MB", "small_objects", "long_strings"):
+    goal(f"parse {doc} vs simdjson DOM (parser reused)", f"parse_{doc}", "simdjson DOM (parser reused)", 1.0)
+    goal(f"parse {doc} vs simdjson DOM (new parser)", f"parse+free_{doc}", "simdjson DOM, new parser", 1.0, " (parse+free rows)")
+goal("parse+free doc_10MB vs cJSON", "parse+free_doc_10MB", "cJSON parse + cJSON_Delete", 2.0)
+goal("write doc_10MB vs orjson.dumps", "write_doc", "orjson.dumps", 1.0)
 PY

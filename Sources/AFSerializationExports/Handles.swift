@@ -10,11 +10,7 @@
 import AFSerialization
 import CAFSerialization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Glibc  // Linux with glibc only, as the core (Sources/AFSerialization/Platform.swift)
 
 /// Base class of every object handed to C as an opaque pointer.
 class Handle {

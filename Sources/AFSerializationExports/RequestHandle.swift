@@ -76,11 +76,10 @@ final class RequestHandle: Handle {
     }
 
     /// The pickled snapshot of the request (`afs_request_pickle`), made on first use; nil
-    /// when out of memory.
+    /// when it could not be allocated.
     func pickle() -> PickleBox? {
         if let l = lentPickle { return l }
-        guard let snapshot = try? PickleWriter.mallocSnapshot(of: request) else { return nil }
-        let l = PickleBox(snapshot)
+        guard let l = try? PickleBox(PickleWriter.mallocSnapshot(of: request)) else { return nil }
         lentPickle = l
         return l
     }

@@ -2,11 +2,7 @@
 import AFSerialization
 import CAFSerialization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Glibc  // Linux with glibc only, as the core (Sources/AFSerialization/Platform.swift)
 
 /// The Content-Type argument: NULL when absent. Not validated as UTF-8 (a header from the
 /// wire may hold anything; invalid bytes cannot match an acceptable type).

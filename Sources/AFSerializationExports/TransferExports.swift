@@ -49,7 +49,7 @@ public func afs_serializer_request_pickle(_ s: OpaquePointer?, _ method: UnsafeP
         let r = RequestHandle(try h.snapshot.request(method: m, url: u, pickledParams: p.assumingMemoryBound(to: UInt8.self)))
         if let snapshot = snapshot {
             guard let l = r.pickle() else {
-                throw AFSError.noMemory("the pickled snapshot of the request", bytes: 128 + (r.request.body?.count ?? 0))
+                throw AFSError(.noMemory, "out of memory making the request's snapshot")
             }
             snapshot.pointee = UnsafePointer(l.pointer)
             snapshotLen?.pointee = l.count
@@ -64,7 +64,7 @@ public func afs_request_pickle(_ r: OpaquePointer?, _ len: UnsafeMutablePointer<
         len?.pointee = 0
         return nil
     }
-    guard let l = h.pickle() else {  // out of memory
+    guard let l = h.pickle() else {
         len?.pointee = 0
         return nil
     }

@@ -2,11 +2,7 @@
 import AFSerialization
 import CAFSerialization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Glibc  // Linux with glibc only, as the core (Sources/AFSerialization/Platform.swift)
 
 // MARK: - Building
 

@@ -19,11 +19,7 @@ import AFSerialization
 import CAFSerialization
 import Synchronization
 
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import Glibc  // Linux with glibc only, as the core (Sources/AFSerialization/Platform.swift)
 
 final class ValueHandle: Handle {
     enum Role {

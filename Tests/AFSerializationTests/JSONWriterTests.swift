@@ -150,7 +150,13 @@ final class JSONWriterTests: XCTestCase {
             if d.isFinite { specials.append(d) }
             specials.append(Double(Int64.random(in: -(1 << 54)...(1 << 54), using: &rng)))
             specials.append(Double(Int.random(in: -100000...100000, using: &rng)) / 64)
+            // Decimal fractions of every length and magnitude (the writer's short path).
+            let digits = Double(Int64.random(in: 1...999_999_999_999_999, using: &rng))
+            specials.append(digits / pow(10, Double(Int.random(in: 1...20, using: &rng))))
+            specials.append(Double(Int.random(in: -10_000_000...10_000_000, using: &rng)) / 1000)
+            specials.append(Double(Int.random(in: 1...1_000_000, using: &rng)) / 3)
         }
+        specials += [0.001, 0.00099999, 0.0015, 999999999999999.9, 0.30000000000000004, 2.5e-3, 0.125]
         for d in specials {
             XCTAssertEqual(try jsonText([.double(d)]), "[\(formatDouble(d))]", "\(d.bitPattern)")
         }

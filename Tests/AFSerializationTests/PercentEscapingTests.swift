@@ -40,7 +40,7 @@ final class PercentEscapingTests: XCTestCase {
         }
     }
 
-    /// The DFA, the precise scan and Swift's own validation agree on every 1- and 2-byte
+    /// The vector check (`firstInvalidUTF8Offset`), the precise scan and Swift's own validation agree on every 1- and 2-byte
     /// input, every 3-byte input with an E0-EF or F0-F4 lead, and random 4-byte inputs
     /// placed after ASCII runs of every length around the 16-byte fast path.
     func testThatTheUTF8DFAAgreesWithTheScanAndTheStandardLibrary() {

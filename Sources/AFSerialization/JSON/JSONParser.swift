@@ -589,11 +589,41 @@ struct JSONReader: ~Copyable {
         return m & 0x8080_8080_8080_8080
     }
 
+    /// Whether one of the 16 bytes is `"`, `\` or below 0x20.
+    @inline(__always)
+    static func hasStringStop(_ v: SIMD16<UInt8>) -> Bool {
+        let m = (v .< Wide.splat(0x20)) .| (v .== Wide.splat(0x22)) .| (v .== Wide.splat(0x5C))
+        return Wide.anyNonzero(unsafeBitCast(m, to: SIMD16<UInt8>.self))
+    }
+
     /// Parses a string; `i` is at its opening quote, and ends after the closing one.
     mutating func string() throws -> String {
         let open = i
         i &+= 1
         let start = i
+        if i &+ 16 <= n {
+            // A long run: 16 bytes at a time up to the first quote, backslash or control
+            // byte, then the run's UTF-8 checked in one vector pass (`firstInvalidUTF8Offset`),
+            // ending at a sequence boundary. If that fails, the byte loop below scans the run
+            // again from its start and names the first problem, as without this pass.
+            var seen = SIMD16<UInt8>()
+            while i &+ 16 <= n {
+                let v = Wide.load(p + i)
+                if JSONReader.hasStringStop(v) { break }
+                seen |= v
+                i &+= 16
+            }
+            if i > start && Wide.anyHigh(seen) {  // an ASCII run needs no UTF-8 check
+                var end = i
+                var back = 0
+                while back < 3 && end < n && end > start && p[end] & 0xC0 == 0x80 {
+                    end &-= 1
+                    back &+= 1
+                }
+                let run = UnsafeBufferPointer(start: p + start, count: end &- start)
+                i = firstInvalidUTF8Offset(run) == nil ? end : start
+            }
+        }
         while true {
             while i &+ 8 <= n && JSONReader.stringStopMask(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) == 0 {
                 i &+= 8

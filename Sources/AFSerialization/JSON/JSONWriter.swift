@@ -283,6 +283,11 @@ extension JSONWriter {
             out.appendDecimal(Int64(d))
         } else {
             guard out.reserve(DoubleTextSink.capacity) else { return }
+            // Most doubles in parameters have few digits: found here without a String.
+            if let n = writeShortDecimal(d, to: out.base + out.count) {
+                out.count &+= n
+                return
+            }
             var sink = DoubleTextSink(out: out.base + out.count)
             d.write(to: &sink)
             if sink.overflowed {
@@ -293,6 +298,79 @@ extension JSONWriter {
                 if n >= 2 && text[n &- 2] == UInt8(ascii: ".") && text[n &- 1] == UInt8(ascii: "0") { n &-= 2 }
                 out.count &+= n
             }
+        }
+    }
+}
+
+extension JSONWriter {
+    /// 1e0 ... 1e15, each exact.
+    static let exactPowersOfTen: [Double] = (0...15).map { k in (0..<k).reduce(1.0) { r, _ in r * 10 } }
+
+    /// Writes a non-integral double of magnitude 1e-3 ..< 1e15 in positional form with the
+    /// fewest fraction digits that read back as the same double (the shortest round-trip
+    /// text, as `formatDouble` writes it), or returns nil when that takes more than 15
+    /// fraction digits or 2^52 as the integer of its digits, or is too close to a tie to
+    /// decide here; the caller then takes the standard library's path.
+    ///
+    /// For f = 1, 2, … the candidate is the integer m nearest to |d|·10^f (the product's
+    /// rounding error is recovered exactly with a fused multiply-add); m / 10^f is then one
+    /// correctly rounded division of exact operands, the value a reader gets for the text,
+    /// so comparing it with |d| proves the round trip. The first f that works gives the
+    /// fewest significant digits, and the nearest m is the digit string closest to d.
+    @inline(__always)
+    static func writeShortDecimal(_ d: Double, to p: UnsafeMutablePointer<UInt8>) -> Int? {
+        let a = d.magnitude
+        guard a >= 1e-3 && a < 1e15 else { return nil }
+        return exactPowersOfTen.withUnsafeBufferPointer { pow10 -> Int? in
+            var f = 1
+            while f <= 15 {
+                let scale = pow10[f]
+                let product = a * scale
+                guard product < 4_503_599_627_370_496 else { return nil }  // 2^52
+                let error = (-product).addingProduct(a, scale)  // a * scale - product, exactly
+                var m = product.rounded()
+                let distance = (product - m) + error  // |d|·10^f - m
+                let fromTie = distance.magnitude - 0.5
+                if fromTie > -1e-9 && fromTie < 1e-9 { return nil }
+                if distance > 0.5 { m += 1 } else if distance < -0.5 { m -= 1 }
+                if m / scale == a {
+                    return writeDigits(UInt64(m), fractionDigits: f, negative: d < 0, to: p)
+                }
+                f &+= 1
+            }
+            return nil
+        }
+    }
+
+    /// Writes `m / 10^fractionDigits` as `[-]int.frac`; returns the length.
+    @inline(__always)
+    static func writeDigits(_ m: UInt64, fractionDigits f: Int, negative: Bool, to p: UnsafeMutablePointer<UInt8>) -> Int {
+        // Digits right to left into a 24-byte scratch, then one copy.
+        var tmp: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)
+        return withUnsafeMutableBytes(of: &tmp) { raw -> Int in
+            let t = raw.baseAddress!.assumingMemoryBound(to: UInt8.self)
+            var i = 32
+            var v = m
+            var k = 0
+            while k < f {
+                i &-= 1
+                t[i] = UInt8(truncatingIfNeeded: v % 10) &+ 48
+                v /= 10
+                k &+= 1
+            }
+            i &-= 1
+            t[i] = UInt8(ascii: ".")
+            repeat {
+                i &-= 1
+                t[i] = UInt8(truncatingIfNeeded: v % 10) &+ 48
+                v /= 10
+            } while v != 0
+            if negative {
+                i &-= 1
+                t[i] = UInt8(ascii: "-")
+            }
+            memcpy(p, t + i, 32 &- i)
+            return 32 &- i
         }
     }
 }
@@ -343,6 +421,14 @@ extension JSONWriter {
         let s = w ^ slash
         let m = ((w &- ones &* 0x20) & ~w) | ((q &- ones) & ~q) | ((b &- ones) & ~b) | ((s &- ones) & ~s)
         return m & 0x8080_8080_8080_8080
+    }
+
+    /// Whether none of the 16 bytes must be escaped (below 0x20, `"`, `\`, and the byte
+    /// repeated in `slash`).
+    @inline(__always)
+    static func plainRun(_ v: SIMD16<UInt8>, slash: SIMD16<UInt8>) -> Bool {
+        let m = (v .< Wide.splat(0x20)) .| (v .== Wide.splat(0x22)) .| (v .== Wide.splat(0x5C)) .| (v .== slash)
+        return !Wide.anyNonzero(unsafeBitCast(m, to: SIMD16<UInt8>.self))
     }
 
     /// Appends `s` as a JSON string literal, quotes included.
@@ -400,16 +486,23 @@ extension JSONWriter {
     ) -> UnsafeMutablePointer<UInt8> {
         var d = d
         var i = 0
+        let slashVector = SIMD16<UInt8>(repeating: UInt8(truncatingIfNeeded: slash))
         while i < n {
             let k = n &- i
             if k >= 16 {
-                let w = UnsafeRawPointer(s + i).loadUnaligned(as: UInt64.self)
-                let w2 = UnsafeRawPointer(s + i + 8).loadUnaligned(as: UInt64.self)
-                if escapeMask(w, slash: slash) | escapeMask(w2, slash: slash) == 0 {
-                    UnsafeMutableRawPointer(d).storeBytes(of: w, as: UInt64.self)
-                    UnsafeMutableRawPointer(d + 8).storeBytes(of: w2, as: UInt64.self)
+                // 16 bytes at a time with vector compares while nothing needs escaping.
+                let v = Wide.load(s + i)
+                if plainRun(v, slash: slashVector) {
+                    UnsafeMutableRawPointer(d).storeBytes(of: v, as: SIMD16<UInt8>.self)
                     d += 16
                     i &+= 16
+                    while i &+ 16 <= n {
+                        let v = Wide.load(s + i)
+                        guard plainRun(v, slash: slashVector) else { break }
+                        UnsafeMutableRawPointer(d).storeBytes(of: v, as: SIMD16<UInt8>.self)
+                        d += 16
+                        i &+= 16
+                    }
                     continue
                 }
             }

@@ -18,7 +18,7 @@ public struct PickleWriter: ~Copyable {
     /// `finish`.
     public init(capacity: Int = 256) {
         out = ByteWriter(capacity: capacity + 12)
-        guard out.reserve(11) else { return }  // out of memory: `failed` tells
+        guard out.reserve(11) else { return }  // out of memory: take() reports it
         out.put(Pickle.PROTO)
         out.put(Pickle.writtenProtocol)
         out.put(Pickle.FRAME)
@@ -28,10 +28,12 @@ public struct PickleWriter: ~Copyable {
     /// Appends `STOP` and fills in the frame length (everything after the frame header).
     mutating func finish() {
         out.append(Pickle.STOP)
+        guard !out.failed else { return }  // take()/toArray() report it
         let frame = UInt64(out.count - 11)
-        guard !out.failed else { return }  // out of memory: `take`/`toArray` report it
-        let p = out.base
-        for i in 0..<8 { p[3 + i] = UInt8(truncatingIfNeeded: frame >> (8 * UInt64(i))) }
+        _ = try? out.withBytes { b in
+            let p = UnsafeMutablePointer(mutating: b.baseAddress!)
+            for i in 0..<8 { p[3 + i] = UInt8(truncatingIfNeeded: frame >> (8 * UInt64(i))) }
+        }
     }
 
     // MARK: Whole pickles
@@ -57,7 +59,6 @@ public struct PickleWriter: ~Copyable {
     /// `(method, url, [(name, value), ...], body or None, has_body_stream, timeout_interval,
     /// cache_policy, should_handle_cookies, should_use_pipelining, allows_cellular_access,
     /// network_service_type)`. C: `afs_request_pickle`.
-    /// - Throws: `AFSError` `.noMemory`.
     public static func mallocSnapshot(of r: Request) throws(AFSError) -> (UnsafeMutablePointer<UInt8>, Int) {
         var w = PickleWriter(capacity: 128 + (r.body?.count ?? 0))
         w.out.append(Pickle.MARK)
@@ -86,7 +87,6 @@ public struct PickleWriter: ~Copyable {
     }
 
     /// Finishes the pickle and hands over its `malloc` memory.
-    /// - Throws: `AFSError` `.noMemory` when the pickle could not be written whole.
     consuming func take() throws(AFSError) -> (UnsafeMutablePointer<UInt8>, Int) {
         finish()
         let n = out.count
@@ -147,7 +147,7 @@ public struct PickleWriter: ~Copyable {
     mutating func bool(_ b: Bool) { out.append(b ? Pickle.NEWTRUE : Pickle.NEWFALSE) }
 
     mutating func int(_ i: Int64) {
-        guard out.reserve(10) else { return }  // out of memory: `failed` tells
+        guard out.reserve(10) else { return }  // out of memory: take() reports it
         if i >= 0 && i < 256 {
             out.put(Pickle.BININT1)
             out.put(UInt8(i))
@@ -175,7 +175,7 @@ public struct PickleWriter: ~Copyable {
     }
 
     mutating func double(_ d: Double) {
-        guard out.reserve(9) else { return }  // out of memory: `failed` tells
+        guard out.reserve(9) else { return }  // out of memory: take() reports it
         out.put(Pickle.BINFLOAT)
         let u = d.bitPattern
         for k in (0..<8).reversed() { out.put(UInt8(truncatingIfNeeded: u >> (8 * UInt64(k)))) }
@@ -195,7 +195,7 @@ public struct PickleWriter: ~Copyable {
     }
 
     mutating func header(_ n: Int, short: UInt8, long: UInt8, huge: UInt8) {
-        guard out.reserve(9 + n) else { return }  // out of memory: `failed` tells
+        guard out.reserve(9 + n) else { return }  // out of memory: take() reports it
         if n < 256 {
             out.put(short)
             out.put(UInt8(n))
