@@ -61,7 +61,9 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         collectStrings(tree, into: &strings)
         for (i, s) in strings.prefix(8).enumerated() { request.headers.set("X-\(i)", s) }
         if case .data(let d) = tree { request.body = d }
-        let (p, n) = PickleWriter.mallocSnapshot(of: request)
+        guard let (p, n) = try? PickleWriter.mallocSnapshot(of: request) else {
+            fail("a request snapshot failed (out of memory?)")
+        }
         defer { free(p) }
         let bytes = Array(UnsafeBufferPointer(start: p, count: n))
         PickleSubset.checkWritten(bytes)

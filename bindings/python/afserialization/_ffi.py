@@ -91,6 +91,7 @@ REWIND_FN = CFUNCTYPE(c_int, c_void_p)
 RELEASE_FN = CFUNCTYPE(None, c_void_p)
 #: ``void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total)``
 PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
+#: ``int (*afs_progress_cancel_fn)(void *ctx, uint64_t sent, uint64_t total)``
 PROGRESS_CANCEL_FN = CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64)
 
 c_char_pp = POINTER(c_char_p)

@@ -113,7 +113,11 @@ _CLOSING = frozenset(("close",))
 
 
 def _handle_of(obj: Any, attr: str) -> Optional[CHandle]:
+    """``obj.<attr>`` when it is a CHandle, else that object's own ``_h`` (a view such as
+    the request's headers holds its request)."""
     h = getattr(obj, attr, None)
+    if h is not None and not isinstance(h, CHandle):
+        h = getattr(h, "_h", None)
     return h if isinstance(h, CHandle) else None
 
 

@@ -116,7 +116,7 @@ class RequestHeaders(MutableMapping):
         return dict(self._pairs())
 
 
-serialized(RequestHeaders)  # the request's lock: see the thread rule in _handle
+serialized(RequestHeaders, "_owner")  # the request's lock: see the thread rule in _handle
 
 
 class Request(HandleOwner):
