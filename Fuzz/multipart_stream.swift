@@ -317,7 +317,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             case .string(let s): body = Array(s.utf8)
             case .data(let d): body = d
             case .null: body = []
-            default: body = value.textBytes()
+            default: body = (try? value.textBytes()) ?? []
             }
             script.parts.append(ExpectedPart(headers: [("Content-Disposition", disposition(n, nil))], body: body, inMemory: true))
         }

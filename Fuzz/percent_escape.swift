@@ -96,7 +96,7 @@ func escapeAll(_ bytes: UnsafeBufferPointer<UInt8>) {
         require(all.prefix(6).elementsEqual("prefix".utf8), "escape(utf8:) changed the bytes before it")
         let escaped = Array(all.dropFirst(6))
         checkEscaped(escaped, bytes, plus: false, what: "escape(utf8:)")
-        let viaString = PercentEscaping.escape(String(decoding: bytes, as: UTF8.self))
+        let viaString = try PercentEscaping.escape(String(decoding: bytes, as: UTF8.self))
         require(viaString.utf8.elementsEqual(escaped), "escape(String) differs from escape(utf8:)")
         escapeThroughC(bytes, escaped, nil)
     } catch let e as AFSError {

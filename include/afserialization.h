@@ -143,6 +143,26 @@ typedef struct afs_error {
  *  Static storage. */
 AFS_API const char *afs_status_name(afs_status status);
 
+/*
+ * Out of memory (AFS_E_NO_MEMORY). Every allocation whose size grows with the input is
+ * checked: output buffers (bodies, query strings, escaped and returned strings), copies
+ * of part bodies and header blocks, parser stacks, and the arrays, strings and tables
+ * built while decoding or writing (their size is asked of malloc first). When one fails
+ * the call returns AFS_E_NO_MEMORY, os_errno ENOMEM, "out of memory: could not allocate N
+ * bytes for WHAT", and nothing is half-done: no handle is created, a form or value is as
+ * it was before the call, a body stream can be read again. The small fixed allocations of
+ * the Swift runtime itself (objects of a few dozen bytes, short strings and arrays below
+ * 16 KiB, type metadata, a thread's first use of the runtime) are not checked: when one of
+ * those fails the process stops, as any Swift or C++ program does. Decoding is bounded
+ * (afs_response_serializer_set_max_decoded_bytes), so a response cannot make the library
+ * allocate many times its size.
+ *
+ * Deep trees and small stacks: writing, walking and freeing trees nested 32 levels or
+ * more continues on a thread the library starts with an 8 MiB stack (and joins before
+ * returning), so a caller's thread with a 64 KiB stack can handle the 512-level limit;
+ * when that thread cannot be started, the call returns AFS_E_NO_MEMORY.
+ */
+
 /* ===================================================================================== */
 /* 3. Values: building, walking, freeing                                                */
 /* ===================================================================================== */
@@ -914,6 +934,19 @@ typedef void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total);
  *  (total, total). NULL fn removes the callback; NULL bs, and a call from inside one of
  *  the stream's callbacks, are ignored. */
 AFS_API void afs_body_stream_set_progress(afs_body_stream *bs, afs_progress_fn fn, void *ctx);
+/** Progress that can cancel: return 0 to go on, nonzero to cancel. */
+typedef int (*afs_progress_cancel_fn)(void *ctx, uint64_t sent, uint64_t total);
+/**
+ * Calls `fn(ctx, sent, total)` after every successful read or write (after the
+ * afs_progress_fn, if both are set); a nonzero return cancels:
+ * afs_body_stream_write_to_fd stops at once (`written` and the position count what was
+ * written), and afs_body_stream_read returns the bytes of the call that was cancelled and
+ * fails the next one. Either way the error is AFS_E_IO with os_errno ECANCELED,
+ * "cancelled by the progress callback at byte N of TOTAL", sticky until a rewind or seek.
+ * Writes to a descriptor report at least every 1 MiB (kernel copies and memory parts are
+ * written in steps of at most 1 MiB). NULL fn removes the callback; NULL bs is ignored.
+ */
+AFS_API void afs_body_stream_set_progress_cancel(afs_body_stream *bs, afs_progress_cancel_fn fn, void *ctx);
 
 /* ===================================================================================== */
 /* 9. Response serializers                                                              */
@@ -1024,6 +1057,19 @@ AFS_API afs_status afs_response_serializer_set_acceptable_content_types(afs_resp
  *  dictionary values and null array elements, recursively. Used by JSON serializers,
  *  stored by all; on a compound serializer, set on every member. */
 AFS_API void afs_response_serializer_set_removes_keys_with_null_values(afs_response_serializer *rs, bool on);
+
+/**
+ * Lowers the limit on what decoding a JSON or property-list body may build (not
+ * AFNetworking's; a guard for hosts). A decoded tree is charged 32 bytes per value
+ * (dictionary keys included) plus the bytes of every string, key and data, a shared
+ * binary-plist object at every place it is referenced. The limit is 64 x the body size +
+ * 1 MiB (JSON and XML bodies never reach it; a binary plist whose shared objects expand
+ * beyond it is refused), or max_bytes when that is lower; 0 restores the default.
+ * Beyond the limit afs_response_object fails with AFS_E_INVALID_JSON or
+ * AFS_E_INVALID_PLIST, "the decoded tree would take more than N bytes …". On a compound
+ * serializer, sets it on every member. A NULL or wrong handle is ignored.
+ */
+AFS_API void afs_response_serializer_set_max_decoded_bytes(afs_response_serializer *rs, uint64_t max_bytes);
 
 /** NSJSONReadingOptions. 1 (mutable containers) and 2 (mutable leaves) are accepted and
  *  change nothing: decoded values are always new trees. */

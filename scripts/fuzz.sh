@@ -84,6 +84,9 @@ flags=(-O -sanitize=fuzzer,address -parse-as-library -use-ld=lld)
 cmodule=Sources/CAFSerialization/include          # module.modulemap: the header + private helpers
 cinc=(-I "$cmodule" -I include)
 mkdir -p "$build"
+# Before the C target existed, the export layer's Swift module was called CAFSerialization:
+# a stale copy would shadow the C module.
+rm -rf "$build/CAFSerialization.swiftmodule" "$build/libCAFSerialization.a" "$build/c.stamp"
 stamp_of() { cat "$@" | { sha256sum; echo "${flags[*]} $($swiftc --version 2>&1 | head -1)"; } | sha256sum | cut -c1-16; }
 
 c_files=$(find Sources/CAFSerialization -name '*.c' | LC_ALL=C sort)

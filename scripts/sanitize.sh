@@ -43,7 +43,7 @@ for a in "$@"; do
 done
 
 CLANG=${AFS_CLANG:-$(dirname "$(command -v swift)")/clang}
-[ -x "$CLANG" ] || CLANG=/opt/swift/usr/bin/clang
+[ -x "$CLANG" ] || CLANG=$(command -v clang || echo clang)   # the toolchain's clang is best (same LLVM)
 SWIFT_LIBS=$(cd "$(dirname "$(command -v swift)")/../lib/swift/linux" 2>/dev/null && pwd)
 out="$root/build-sanitize"
 rm -rf "$out"
@@ -167,7 +167,9 @@ SWIFTCALL void afs_tsan_unlock_slow(void *SWIFT_CONTEXT self) {
 __attribute__((constructor)) static void afs_tsan_init(void) {
     real_lock = (lock_slow_t)dlsym(RTLD_NEXT, LOCK_SLOW);
     real_unlock = (unlock_slow_t)dlsym(RTLD_NEXT, UNLOCK_SLOW);
-    if (!real_lock || !real_unlock) { fprintf(stderr, "tsan_mutex: Synchronization symbols not found\n"); abort(); }
+    /* A library that does not use Synchronization.Mutex never calls the two functions
+     * above (its locks are pthread mutexes, which TSan intercepts itself). */
+    if (!real_lock != !real_unlock) { fprintf(stderr, "tsan_mutex: only one Synchronization symbol found\n"); abort(); }
 }
 EOF
 

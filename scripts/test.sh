@@ -172,7 +172,10 @@ for san in asan tsan; do
 done
 grep -hE '^\| fault injection|API inputs' "$out/fault-and-matrix.log" 2>/dev/null | tail -n 1 | sed 's/^/matrix: /'
 grep -hE 'inputs  (ok|FAILED)' "$out/fuzz-replay.log" 2>/dev/null | awk '{n += $2} END {if (NR) printf "fuzz replay: %d inputs over %d targets\n", n, NR}'
-echo "total: $(($(date +%s) - T0)) s"
+# CPU time of everything the run started (bash's `times`: children's user and system
+# time): on a shared machine the wall time also counts waiting for other processes.
+cpu=$(times | tail -n 1)
+echo "total: $(($(date +%s) - T0)) s wall; CPU of the stages: ${cpu% *} user, ${cpu#* } system"
 echo
 echo "stages: $passed passed, ${#failed[@]} failed"
 if [ ${#failed[@]} -gt 0 ]; then

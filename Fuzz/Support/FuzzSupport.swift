@@ -363,7 +363,7 @@ func trailingOffset(_ message: String) -> Int? {
 }
 
 extension ByteWriter {
-    var bytes: [UInt8] { toArray() }
+    var bytes: [UInt8] { (try? toArray()) ?? [] }
 }
 
 // MARK: - Tracing

@@ -6,7 +6,7 @@ public enum Base64 {
     public static func encode(_ bytes: UnsafeBufferPointer<UInt8>, to out: inout ByteWriter) {
         let a = alphabet.utf8Start
         let n = bytes.count
-        out.reserve((n + 2) / 3 * 4)
+        guard out.reserve((n + 2) / 3 * 4) else { return }
         var i = 0
         while i + 3 <= n {
             let v = UInt32(bytes[i]) << 16 | UInt32(bytes[i + 1]) << 8 | UInt32(bytes[i + 2])
@@ -23,10 +23,11 @@ public enum Base64 {
     }
 
     /// The base64 form of a string's UTF-8 bytes.
-    public static func encode(_ s: String) -> String {
+    /// - Throws: `AFSError` `.noMemory`.
+    public static func encode(_ s: String) throws(AFSError) -> String {
         var s = s
         var out = ByteWriter(capacity: s.utf8.count * 4 / 3 + 4)
         s.withUTF8 { encode($0, to: &out) }
-        return out.toString()
+        return try out.toString()
     }
 }

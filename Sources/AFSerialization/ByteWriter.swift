@@ -4,35 +4,87 @@
 /// Writers call `reserve(n)` once for a run of at most `n` bytes and then `put`/`copy`.
 /// The bytes can be handed to C without a copy (`takeCString`), which is how `afs_*`
 /// functions return owned strings.
+///
+/// Out of memory is a state, not a trap: when the buffer cannot grow, `failed` is set and
+/// stays set, that `reserve` returns false (the caller must then skip its raw stores), and
+/// every write that would need more room is dropped (writes that fit in the capacity
+/// still land: after a failure the contents are meaningless, never out of bounds). The
+/// bytes written before the failing writer started stay intact, so it can `recover(to:)`
+/// the count it started at; `toArray`, `toString`, `withBytes` and `takeCString` of a
+/// failed buffer throw `AFSError` `.noMemory`.
 public struct ByteWriter: ~Copyable {
     @usableFromInline var base: UnsafeMutablePointer<UInt8>
     @usableFromInline var capacity: Int
     /// Bytes written so far.
     public var count: Int
+    /// True once an allocation failed (see the type's comment); only `recover(to:)` clears it.
+    public private(set) var failed = false
+    /// The size of the allocation that failed.
+    public private(set) var failedBytes = 0
 
     public init(capacity: Int = 256) {
         let c = Swift.max(capacity, 16)
-        guard let p = malloc(c) else { fatalError("AFSerialization: out of memory (\(c) bytes)") }
-        base = p.assumingMemoryBound(to: UInt8.self)
-        self.capacity = c
+        if let p = afsMalloc(c) {
+            base = p.assumingMemoryBound(to: UInt8.self)
+            self.capacity = c
+        } else {
+            base = ByteWriter.noStorage
+            self.capacity = 0
+            failed = true
+            failedBytes = c
+        }
         count = 0
     }
 
-    deinit { free(base) }
+    /// Stands in for storage when not even the first allocation succeeded (never written:
+    /// the capacity is 0, so every `reserve` fails first).
+    @usableFromInline nonisolated(unsafe) static let noStorage = UnsafeMutablePointer<UInt8>.allocate(capacity: 16)
 
-    /// Makes room for `n` more bytes.
+    deinit { if capacity > 0 { free(base) } }
+
+    /// Makes room for `n` more bytes; false (and `failed` set) when the memory is not there,
+    /// in which case the caller must not `put` or store through `base`.
     @inlinable @inline(__always)
-    public mutating func reserve(_ n: Int) {
-        if count + n > capacity { grow(count + n) }
+    public mutating func reserve(_ n: Int) -> Bool {
+        if count &+ n > capacity || n < 0 { return grow(count &+ n, n) }
+        return true
     }
 
     @usableFromInline
-    mutating func grow(_ needed: Int) {
-        var c = capacity
-        while c < needed { c = c &* 2 }
-        guard let p = realloc(base, c) else { fatalError("AFSerialization: out of memory (\(c) bytes)") }
+    mutating func grow(_ needed: Int, _ n: Int) -> Bool {
+        guard !failed else { return false }
+        guard n >= 0, needed >= count else { return fail(Int.max) }
+        var c = Swift.max(capacity, 16)
+        while c < needed { c = c > Int.max / 2 ? needed : c &* 2 }
+        let p = capacity > 0 ? afsRealloc(base, c) : afsMalloc(c)
+        guard let p else { return fail(c) }
         base = p.assumingMemoryBound(to: UInt8.self)
         capacity = c
+        return true
+    }
+
+    @usableFromInline
+    mutating func fail(_ bytes: Int) -> Bool {
+        failed = true
+        failedBytes = bytes
+        return false
+    }
+
+    /// Clears the out-of-memory state and drops everything after the first `n` bytes (the
+    /// count a writer started at), so the buffer holds what it held before that writer.
+    public mutating func recover(to n: Int) {
+        failed = false
+        failedBytes = 0
+        if n <= count { count = n }
+    }
+
+    /// Throws `.noMemory` naming `what` when an allocation failed since the last `recover`,
+    /// first recovering to `start` (nothing half-done stays in the buffer).
+    public mutating func check(_ what: @autoclosure () -> String, recoveringTo start: Int) throws(AFSError) {
+        guard failed else { return }
+        let bytes = failedBytes
+        recover(to: start)
+        throw AFSError.noMemory(what(), bytes: bytes)
     }
 
     /// Pre-faults the next `n` bytes in one system call when they span many pages
@@ -40,7 +92,7 @@ public struct ByteWriter: ~Copyable {
     /// large fresh buffer front to back then avoids one page-fault trap per 4 KiB.
     public func prefault(_ n: Int) {
         #if os(Linux)
-        guard n >= 4 << 20 else { return }
+        guard n >= 4 << 20, !failed else { return }
         let page = 4096
         let start = (Int(bitPattern: base + count) + page - 1) & ~(page - 1)
         let end = (Int(bitPattern: base + count) + Swift.min(n, capacity - count)) & ~(page - 1)
@@ -50,17 +102,17 @@ public struct ByteWriter: ~Copyable {
         #endif
     }
 
-    /// Writes one byte; room must have been reserved.
+    /// Writes one byte; room must have been reserved (and `reserve` returned true).
     @inlinable @inline(__always)
     public mutating func put(_ b: UInt8) {
         base[count] = b
         count &+= 1
     }
 
-    /// Appends one byte, growing when needed.
+    /// Appends one byte, growing when needed (nothing when out of memory).
     @inlinable @inline(__always)
     public mutating func append(_ b: UInt8) {
-        if count == capacity { grow(count + 1) }
+        if count == capacity { guard grow(count &+ 1, 1) else { return } }
         base[count] = b
         count &+= 1
     }
@@ -68,7 +120,7 @@ public struct ByteWriter: ~Copyable {
     @inlinable
     public mutating func append(_ bytes: UnsafeRawBufferPointer) {
         guard let src = bytes.baseAddress, bytes.count > 0 else { return }
-        reserve(bytes.count)
+        guard reserve(bytes.count) else { return }
         memcpy(base + count, src, bytes.count)
         count += bytes.count
     }
@@ -93,7 +145,7 @@ public struct ByteWriter: ~Copyable {
 
     /// Appends `v` in decimal.
     public mutating func appendDecimal(_ v: Int64) {
-        reserve(20)
+        guard reserve(20) else { return }
         var m = v.magnitude
         if v < 0 { put(UInt8(ascii: "-")) }
         var tmp: (UInt64, UInt64, UInt64) = (0, 0, 0)  // 24 bytes of scratch
@@ -115,27 +167,46 @@ public struct ByteWriter: ~Copyable {
     public mutating func truncate(to n: Int) { count = n }
 
     /// The bytes written so far.
-    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R {
-        try body(UnsafeBufferPointer(start: base, count: count))
+    /// - Throws: `AFSError` `.noMemory` when an allocation failed, or what `body` throws.
+    public func withBytes<R>(_ body: (UnsafeBufferPointer<UInt8>) throws -> R) throws -> R {
+        if failed { throw AFSError.noMemory("an output buffer", bytes: failedBytes) }
+        return try body(UnsafeBufferPointer(start: base, count: count))
     }
 
-    public func toArray() -> [UInt8] {
-        Array(UnsafeBufferPointer(start: base, count: count))
+    /// The bytes as an array. - Throws: `AFSError` `.noMemory`.
+    public func toArray() throws(AFSError) -> [UInt8] {
+        if failed { throw AFSError.noMemory("an output buffer", bytes: failedBytes) }
+        try Memory.probe(count, "an output buffer")
+        return Array(UnsafeBufferPointer(start: base, count: count))
     }
 
     /// The bytes as a String; they must be valid UTF-8 (every writer here produces it).
-    public func toString() -> String {
-        String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+    /// - Throws: `AFSError` `.noMemory`.
+    public func toString() throws(AFSError) -> String {
+        if failed { throw AFSError.noMemory("an output buffer", bytes: failedBytes) }
+        try Memory.probe(count, "a string")
+        return String(decoding: UnsafeBufferPointer(start: base, count: count), as: UTF8.self)
+    }
+
+    /// The bytes as a String for an error message (short text): "" when out of memory.
+    public func messageText() -> String {
+        (try? toString()) ?? ""
     }
 
     /// Hands the bytes, NUL-terminated, to the caller as `malloc` memory (free with `free`).
-    public consuming func takeCString() -> UnsafeMutablePointer<CChar> {
+    /// - Throws: `AFSError` `.noMemory` when an allocation failed (the buffer is freed).
+    public consuming func takeCString() throws(AFSError) -> UnsafeMutablePointer<CChar> {
         append(0)
+        let ok = !failed, bytes = failedBytes, cap = capacity, n = count
         var p = base
-        if capacity - count > 4096 && capacity > count + count / 4, let q = realloc(base, count) {
+        discard self
+        guard ok else {
+            if cap > 0 { free(p) }
+            throw AFSError.noMemory("an output string", bytes: bytes)
+        }
+        if cap - n > 4096 && cap > n + n / 4, let q = realloc(p, n) {
             p = q.assumingMemoryBound(to: UInt8.self)  // give back what worst-case reserving took
         }
-        discard self
         return UnsafeMutableRawPointer(p).assumingMemoryBound(to: CChar.self)
     }
 }

@@ -14,13 +14,12 @@ public enum PercentEscaping {
     }
 
     /// Percent-escapes a string. C: `afs_percent_escape`.
-    public static func escape(_ s: String) -> String {
+    /// - Throws: `AFSError` `.noMemory`.
+    public static func escape(_ s: String) throws(AFSError) -> String {
         var s = s
-        return s.withUTF8 { src in
-            var out = ByteWriter(capacity: src.count + 16)
-            append(src, spaceAsPlus: false, to: &out)
-            return out.toString()
-        }
+        var out = ByteWriter(capacity: s.utf8.count + 16)
+        s.withUTF8 { append($0, spaceAsPlus: false, to: &out) }
+        return try out.toString()
     }
 
     /// Percent-escapes UTF-8 bytes, rejecting invalid UTF-8.
@@ -29,9 +28,10 @@ public enum PercentEscaping {
         let start = out.count
         // One pass escapes and runs the UTF-8 DFA; rejected input is scanned for the offset.
         if !escapeValidating(bytes, spaceAsPlus: false, to: &out) {
-            out.truncate(to: start)
+            out.recover(to: start)
             throw AFSError.invalidUTF8("the string to escape", offset: firstInvalidUTF8OffsetScan(bytes) ?? 0)
         }
+        try out.check("the escaped string", recoveringTo: start)
     }
 
     /// For each byte, its output as a little-endian word: bytes 0-2 are the text (`c`, or
@@ -74,7 +74,7 @@ public enum PercentEscaping {
     private static func run(_ src: UnsafeBufferPointer<UInt8>, spaceAsPlus: Bool, validate: Bool, to out: inout ByteWriter) -> Bool {
         let n = src.count
         guard n > 0, let s = src.baseAddress else { return true }
-        out.reserve(n &* 3 &+ 1)  // +1: the 4-byte store of the last byte
+        guard out.reserve(n &* 3 &+ 1) else { return true }  // out of memory: `failed` tells; +1: the 4-byte store of the last byte
         out.prefault(n)  // at least n bytes will be written
         var d = UnsafeMutableRawPointer(out.base + out.count)
         var state: UInt64 = 0

@@ -26,12 +26,14 @@ public enum QueryString {
     public static func make(_ params: Value, style: QueryStyle = .default) throws -> String {
         var out = ByteWriter(capacity: 256)
         try append(params, style: style, to: &out)
-        return out.toString()
+        return try out.toString()
     }
 
     /// Appends the query string of `params` to `out`.
     public static func append(_ params: Value, style: QueryStyle, to out: inout ByteWriter) throws {
         let plus = style.spaces == .plus
+        let start = out.count
+        defer { if out.failed { out.recover(to: start) } }
         var first = true
         try forEachPair(params, style: style) { name, value in
             if !first { out.append(UInt8(ascii: "&")) }
@@ -51,8 +53,9 @@ public enum QueryString {
                 out.append(UInt8(ascii: "="))
                 var t = ByteWriter(capacity: 32)
                 value.appendText(to: &t, literalBools: style.bools == .literal)
-                t.withBytes { PercentEscaping.append($0, spaceAsPlus: plus, to: &out) }
+                try t.withBytes { PercentEscaping.append($0, spaceAsPlus: plus, to: &out) }
             }
+            try out.check("the query string", recoveringTo: start)
         }
     }
 
@@ -72,30 +75,41 @@ public enum QueryString {
             throw AFSError.invalidArgument("the parameters must be a dictionary to make a query string, not \(params.kind.article)")
         }
         var name = ByteWriter(capacity: 128)
-        try walkDict(top, name: &name, nested: false, style: style, body)
+        try walkDict(top, name: &name, nested: false, style: style, depth: 1, body)
     }
 
     private static func walkDict(
-        _ d: ValueDict, name: inout ByteWriter, nested: Bool, style: QueryStyle,
+        _ d: ValueDict, name: inout ByteWriter, nested: Bool, style: QueryStyle, depth: Int,
         _ body: (UnsafeBufferPointer<UInt8>, Value) throws -> Void
     ) throws {
         let mark = name.count
-        for i in sortedKeyOrder(d) {
+        for i in try sortedKeyOrder(d) {
             if nested { name.append(UInt8(ascii: "[")) }
             name.append(d.keys[i])
             if nested { name.append(UInt8(ascii: "]")) }
-            try walk(d.values[i], name: &name, style: style, body)
+            try walk(d.values[i], name: &name, style: style, depth: depth + 1, body)
             name.truncate(to: mark)
         }
     }
 
     private static func walk(
-        _ v: Value, name: inout ByteWriter, style: QueryStyle,
+        _ v: Value, name: inout ByteWriter, style: QueryStyle, depth: Int,
+        _ body: (UnsafeBufferPointer<UInt8>, Value) throws -> Void
+    ) throws {
+        if depth == LargeStack.hopDepth && v.isContainer {  // deeper levels run on a large stack
+            try LargeStack.run { try walkHere(v, name: &name, style: style, depth: depth, body) }
+            return
+        }
+        try walkHere(v, name: &name, style: style, depth: depth, body)
+    }
+
+    private static func walkHere(
+        _ v: Value, name: inout ByteWriter, style: QueryStyle, depth: Int,
         _ body: (UnsafeBufferPointer<UInt8>, Value) throws -> Void
     ) throws {
         switch v {
         case .dict(let d):
-            try walkDict(d, name: &name, nested: true, style: style, body)
+            try walkDict(d, name: &name, nested: true, style: style, depth: depth, body)
         case .array(let a):
             let mark = name.count
             for (i, e) in a.enumerated() {
@@ -107,18 +121,19 @@ public enum QueryString {
                     name.appendDecimal(Int64(i))
                     name.append(UInt8(ascii: "]"))
                 }
-                try walk(e, name: &name, style: style, body)
+                try walk(e, name: &name, style: style, depth: depth + 1, body)
                 name.truncate(to: mark)
             }
         case .set(let s):
-            for m in setOrder(s, style: style) { try walk(m, name: &name, style: style, body) }
+            for m in try setOrder(s, style: style) { try walk(m, name: &name, style: style, depth: depth + 1, body) }
         default:
             try name.withBytes { try body($0, v) }
         }
     }
 
     /// Indices of `d.keys` in ascending Unicode-scalar order.
-    static func sortedKeyOrder(_ d: ValueDict) -> [Int] {
+    static func sortedKeyOrder(_ d: ValueDict) throws(AFSError) -> [Int] {
+        try Memory.probe(d.count, of: Int.self, "the key order of a dictionary of \(d.count) keys")
         var order = Array(d.keys.indices)
         let keys = d.keys
         order.sort { utf8Less(keys[$0], keys[$1]) }
@@ -126,12 +141,12 @@ public enum QueryString {
     }
 
     /// Set members in query order: scalars ascending by text form (stable), then containers.
-    static func setOrder(_ s: ValueSet, style: QueryStyle) -> [Value] {
+    static func setOrder(_ s: ValueSet, style: QueryStyle) throws(AFSError) -> [Value] {
         var scalars: [(text: [UInt8], value: Value, seq: Int)] = []
         var containers: [Value] = []
         for (i, m) in s.members.enumerated() {
             if m.isContainer { containers.append(m) } else {
-                scalars.append((m.textBytes(literalBools: style.bools == .literal), m, i))
+                scalars.append((try m.textBytes(literalBools: style.bools == .literal), m, i))
             }
         }
         scalars.sort { a, b in

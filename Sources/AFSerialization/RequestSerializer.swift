@@ -57,7 +57,7 @@ public struct RequestSerializer: Sendable {
 
     /// `Authorization: Basic base64(user:password)`. C: `afs_serializer_set_basic_auth`.
     public mutating func setBasicAuth(user: String, password: String) throws {
-        try setHeader("Authorization", "Basic " + Base64.encode(user + ":" + password))
+        try setHeader("Authorization", "Basic " + (try Base64.encode(user + ":" + password)))
     }
 
     /// Removes `Authorization`. C: `afs_serializer_clear_authorization`.

@@ -17,10 +17,11 @@ extension Value {
     }
 
     /// The text form as bytes (see `appendText`).
-    public func textBytes(literalBools: Bool = false) -> [UInt8] {
+    /// - Throws: `AFSError` `.noMemory`.
+    public func textBytes(literalBools: Bool = false) throws(AFSError) -> [UInt8] {
         var w = ByteWriter(capacity: 32)
         appendText(to: &w, literalBools: literalBools)
-        return w.toArray()
+        return try w.toArray()
     }
 }
 

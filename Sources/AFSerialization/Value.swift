@@ -63,14 +63,8 @@ extension Value {
     public static let maxDepth = 512
 
     /// Scalars 0, a container 1 + the depth of its deepest member (an empty one 1).
-    public var nestingDepth: Int {
-        switch self {
-        case .array(let a): return 1 + (a.lazy.map(\.nestingDepth).max() ?? 0)
-        case .set(let s): return 1 + (s.members.lazy.map(\.nestingDepth).max() ?? 0)
-        case .dict(let d): return 1 + (d.values.lazy.map(\.nestingDepth).max() ?? 0)
-        default: return 0
-        }
-    }
+    /// Iterative (see `nestingDepth(cappedAt:)`): any depth on any thread stack.
+    public var nestingDepth: Int { nestingDepth(cappedAt: Int.max) }
 }
 
 // MARK: - Building trees in place
@@ -132,7 +126,22 @@ extension Value: Hashable {
     /// `1.0` and `"1"` are four different values. Strings compare by bytes; doubles by value
     /// (NaN equals NaN, so a set holds at most one NaN); containers member by member
     /// (dictionaries and sets regardless of order).
+    ///
+    /// Comparing walks both trees; from 32 levels down it continues on a large stack (see
+    /// `LargeStack`), so deep trees compare on any thread.
     public static func == (lhs: Value, rhs: Value) -> Bool {
+        equal(lhs, rhs, depth: 0)
+    }
+
+    static func equal(_ lhs: Value, _ rhs: Value, depth: Int) -> Bool {
+        if depth == LargeStack.hopDepth && lhs.isContainer {
+            var r = false
+            if LargeStack.run({ r = equalHere(lhs, rhs, depth: depth) }) { return r }
+        }
+        return equalHere(lhs, rhs, depth: depth)
+    }
+
+    static func equalHere(_ lhs: Value, _ rhs: Value, depth: Int) -> Bool {
         switch (lhs, rhs) {
         case (.null, .null): return true
         case (.bool(let a), .bool(let b)): return a == b
@@ -140,9 +149,17 @@ extension Value: Hashable {
         case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.string(let a), .string(let b)): return utf8Equal(a, b)
         case (.data(let a), .data(let b)): return a == b
-        case (.array(let a), .array(let b)): return a == b
+        case (.array(let a), .array(let b)):
+            guard a.count == b.count else { return false }
+            for i in a.indices where !equal(a[i], b[i], depth: depth + 1) { return false }
+            return true
         case (.set(let a), .set(let b)): return a == b
-        case (.dict(let a), .dict(let b)): return a == b
+        case (.dict(let a), .dict(let b)):
+            guard a.count == b.count else { return false }
+            for (k, v) in a.pairs {
+                guard let w = b[k], equal(v, w, depth: depth + 1) else { return false }
+            }
+            return true
         default: return false
         }
     }
@@ -156,7 +173,13 @@ extension Value: Hashable {
         case .double(let d): h.combine(d.isNaN ? Double.nan.bitPattern : (d == 0 ? 0 : d.bitPattern))
         case .string(let s): hashUTF8(s, into: &h)
         case .data(let d): h.combine(d.count); d.withUnsafeBytes { h.combine(bytes: $0) }
-        case .array(let a): h.combine(a)
+        case .array(let a):
+            // One level: scalars by value, containers by kind and count (equality does the
+            // rest), so hashing never recurses.
+            h.combine(a.count)
+            for m in a {
+                if m.isContainer { h.combine(m.kind.rawValue); h.combine(m.count) } else { m.hash(into: &h) }
+            }
         case .set(let s): h.combine(s.count)  // order-independent; equality does the rest
         case .dict(let d): h.combine(d.count)
         }
@@ -313,14 +336,29 @@ public struct ValueSet: Sendable, Equatable {
     public var count: Int { members.count }
 
     /// Adds `value` unless an equal member is there. Returns whether it was added.
+    /// Hashing and comparing walk the member's tree: a member nested 32 levels or more is
+    /// inserted on a large stack (see `LargeStack`).
     @discardableResult
     public mutating func insert(_ value: Value) -> Bool {
-        guard index.insert(value).inserted else { return false }
+        if value.isContainer && value.isNested(atLeast: LargeStack.hopDepth) {
+            var inserted = false
+            let ok = LargeStack.run { inserted = index.insert(value).inserted }
+            if !ok { inserted = index.insert(value).inserted }  // no thread: try on this stack
+            guard inserted else { return false }
+        } else {
+            guard index.insert(value).inserted else { return false }
+        }
         members.append(value)
         return true
     }
 
-    public func contains(_ value: Value) -> Bool { index.contains(value) }
+    public func contains(_ value: Value) -> Bool {
+        if value.isContainer && value.isNested(atLeast: LargeStack.hopDepth) {
+            var found = false
+            if LargeStack.run({ found = index.contains(value) }) { return found }
+        }
+        return index.contains(value)
+    }
 
     public static func == (a: ValueSet, b: ValueSet) -> Bool { a.index == b.index }
 }

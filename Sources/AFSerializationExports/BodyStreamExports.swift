@@ -167,3 +167,12 @@ public func afs_body_stream_set_progress(_ bs: OpaquePointer?, _ fn: afs_progres
         h.stream.progress = fn.map { fn in { sent, total in fn(ctx, sent, total) } }
     }
 }
+
+@c @implementation
+public func afs_body_stream_set_progress_cancel(_ bs: OpaquePointer?, _ fn: afs_progress_cancel_fn?, _ ctx: UnsafeMutableRawPointer?) {
+    guard let h = peek(bs, BodyStreamHandle.self) else { return }
+    // From inside a callback: ignored (the running call keeps the callback it started with).
+    _ = exclusive(h.owner) {
+        h.stream.shouldCancel = fn.map { fn in { sent, total in fn(ctx, sent, total) != 0 } }
+    }
+}

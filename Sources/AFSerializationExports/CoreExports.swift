@@ -67,7 +67,7 @@ public func afs_percent_escape(_ utf8: UnsafePointer<CChar>?, _ len: Int, _ err:
         let bytes = try bytesArg(utf8, len, "utf8")
         var out = ByteWriter(capacity: 16)  // escape reserves the worst case once
         try PercentEscaping.escape(utf8: bytes, to: &out)
-        return out.takeCString()
+        return try out.takeCString()
     }
 }
 
@@ -77,6 +77,6 @@ public func afs_query_string(_ params: OpaquePointer?, _ err: UnsafeMutablePoint
         let v = try valueArg(params, "params")
         var out = ByteWriter(capacity: 256)
         try QueryString.append(v.value, style: .default, to: &out)
-        return out.takeCString()
+        return try out.takeCString()
     }
 }

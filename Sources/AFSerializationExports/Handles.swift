@@ -138,7 +138,7 @@ func ownedCString(_ s: String) throws -> UnsafeMutablePointer<CChar> {
 func ownedHeaderLines(_ headers: HeaderList) -> UnsafeMutablePointer<CChar>? {
     var out = ByteWriter(capacity: 256)
     for (name, value) in headers { out.appendHeaderLine(name, value) }
-    return out.takeCString()
+    return try? out.takeCString()
 }
 
 // MARK: - Boxing

@@ -76,6 +76,11 @@ public func afs_response_serializer_set_removes_keys_with_null_values(_ rs: Opaq
 }
 
 @c @implementation
+public func afs_response_serializer_set_max_decoded_bytes(_ rs: OpaquePointer?, _ maxBytes: UInt64) {
+    configure(rs, ResponseSerializer.self) { $0.setMaxDecodedBytes(Int(clamping: maxBytes)) }
+}
+
+@c @implementation
 public func afs_response_serializer_set_json_reading_options(_ rs: OpaquePointer?, _ options: UInt32,
                                                              _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     configure(rs, "response serializer", err) { (c: inout ResponseSerializer) in try c.setJSONReadingOptions(JSONReadingOptions(rawValue: options)) }

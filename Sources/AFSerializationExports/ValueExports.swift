@@ -96,7 +96,8 @@ public func afs_value_dict_set(_ dict: OpaquePointer?, _ key: UnsafePointer<CCha
         // the value's own text (afs_value_get_string of it), which consuming ends.
         let d = Result { try containerArg(dict, "dict") }
         let k = Result { try stringArg(key, keyLen, "key") }
-        let v = try consume(value, into: d, dict, by: "afs_value_dict_set")
+        var v = try consume(value, into: d, dict, by: "afs_value_dict_set")
+        defer { if v.depth >= LargeStack.hopDepth { Value.releaseDeep(&v.0) } }  // refused: freed here
         try d.get().set(try k.get(), v.0, depth: v.depth, by: "afs_value_dict_set")
     }
 }
@@ -105,7 +106,8 @@ public func afs_value_dict_set(_ dict: OpaquePointer?, _ key: UnsafePointer<CCha
 public func afs_value_append(_ container: OpaquePointer?, _ value: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
         let c = Result { try containerArg(container, "array_or_set") }
-        let v = try consume(value, into: c, container, by: "afs_value_append")
+        var v = try consume(value, into: c, container, by: "afs_value_append")
+        defer { if v.depth >= LargeStack.hopDepth { Value.releaseDeep(&v.0) } }  // refused: freed here
         try c.get().add(v.0, depth: v.depth)
     }
 }

@@ -58,6 +58,11 @@ final class ValueHandle: Handle {
     }
     deinit {
         if let c = LentCache.at(lentCache.load(ordering: .acquiring)) { Unmanaged.passUnretained(c).release() }
+        // A deep tree is released on a large stack (the caller's may be small); a member
+        // snapshot shares its tree with its root, which releases it.
+        if case .member = role { return }
+        if let d = knownDepth, d < LargeStack.hopDepth { return }
+        Value.releaseDeep(&stored)
     }
     override class var cName: String { "afs_value" }
 

@@ -347,9 +347,9 @@ final class JSONWriterTests: XCTestCase {
         var out = ByteWriter()
         out.append("prefix" as StaticString)
         XCTAssertThrowsError(try JSONWriter.write(["a": ["long string value", .double(.nan)]], options: [], to: &out))
-        XCTAssertEqual(out.toString(), "prefix")
+        XCTAssertEqual(try out.toString(), "prefix")
         try JSONWriter.write(["a": 1], options: [], to: &out)
-        XCTAssertEqual(out.toString(), "prefix{\"a\":1}")
+        XCTAssertEqual(try out.toString(), "prefix{\"a\":1}")
     }
 
     func testThatOptionsHaveFoundationsRawValues() {

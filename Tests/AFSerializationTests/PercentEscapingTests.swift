@@ -3,12 +3,12 @@ import XCTest
 
 final class PercentEscapingTests: XCTestCase {
     func testThatPercentEscapingMatchesAFNetworkingVectors() {
-        XCTAssertEqual(PercentEscaping.escape(":#[]@!$&'()*+,;=?/"), "%3A%23%5B%5D%40%21%24%26%27%28%29%2A%2B%2C%3B%3D?/")
-        XCTAssertEqual(PercentEscaping.escape("!#$&'()*+,/:;=?@[]"), "%21%23%24%26%27%28%29%2A%2B%2C/%3A%3B%3D?%40%5B%5D")
-        XCTAssertEqual(PercentEscaping.escape(" "), "%20")
-        XCTAssertEqual(PercentEscaping.escape("%20"), "%2520")
-        XCTAssertEqual(PercentEscaping.escape("👴🏿"), "%F0%9F%91%B4%F0%9F%8F%BF")
-        XCTAssertEqual(PercentEscaping.escape("🔟🤓😀"), "%F0%9F%94%9F%F0%9F%A4%93%F0%9F%98%80")
+        XCTAssertEqual(try PercentEscaping.escape(":#[]@!$&'()*+,;=?/"), "%3A%23%5B%5D%40%21%24%26%27%28%29%2A%2B%2C%3B%3D?/")
+        XCTAssertEqual(try PercentEscaping.escape("!#$&'()*+,/:;=?@[]"), "%21%23%24%26%27%28%29%2A%2B%2C/%3A%3B%3D?%40%5B%5D")
+        XCTAssertEqual(try PercentEscaping.escape(" "), "%20")
+        XCTAssertEqual(try PercentEscaping.escape("%20"), "%2520")
+        XCTAssertEqual(try PercentEscaping.escape("👴🏿"), "%F0%9F%91%B4%F0%9F%8F%BF")
+        XCTAssertEqual(try PercentEscaping.escape("🔟🤓😀"), "%F0%9F%94%9F%F0%9F%A4%93%F0%9F%98%80")
     }
 
     func testThatOnlyTheUnreservedSetIsLeftAlone() {
@@ -36,7 +36,7 @@ final class PercentEscapingTests: XCTestCase {
             for c in s.utf8 {
                 ref += PercentEscaping.isUnreserved(c) ? String(UnicodeScalar(c)) : String(format: "%%%02X", c)
             }
-            XCTAssertEqual(PercentEscaping.escape(s), ref)
+            XCTAssertEqual(try PercentEscaping.escape(s), ref)
         }
     }
 

@@ -79,10 +79,10 @@ final class RequestSerializerTests: XCTestCase {
         XCTAssertEqual(s.header("Authorization"), "Basic QWxhZGRpbjpvcGVuIHNlc2FtZQ==")
         s.clearAuthorization()
         XCTAssertNil(s.header("Authorization"))
-        XCTAssertEqual(Base64.encode(""), "")
-        XCTAssertEqual(Base64.encode("f"), "Zg==")
-        XCTAssertEqual(Base64.encode("fo"), "Zm8=")
-        XCTAssertEqual(Base64.encode("foo"), "Zm9v")
+        XCTAssertEqual(try Base64.encode(""), "")
+        XCTAssertEqual(try Base64.encode("f"), "Zg==")
+        XCTAssertEqual(try Base64.encode("fo"), "Zm8=")
+        XCTAssertEqual(try Base64.encode("foo"), "Zm9v")
     }
 
     func testThatRequestPropertiesAreCopiedFromTheSerializer() throws {

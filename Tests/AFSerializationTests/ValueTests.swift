@@ -46,7 +46,7 @@ final class ValueTests: XCTestCase {
         for i: Int64 in [0, 7, -7, 1234567890, .max, .min] {
             var w = ByteWriter(capacity: 1)
             w.appendDecimal(i)
-            XCTAssertEqual(w.toString(), String(i))
+            XCTAssertEqual(try w.toString(), String(i))
         }
     }
 }

@@ -736,6 +736,182 @@ static void s_file_source_eio(void) {
     body_to_file_fault("op=cfr|pread,path=big.bin,times=0,errno=EIO", AFS_E_IO, EIO, "big.bin");
 }
 
+
+/* ---- allocation failure, one site at a time ------------------------------------------------ *
+ * The library's checked allocations (every buffer that grows with the input, and the probe
+ * before a large Swift array or string) go through realloc. Each scenario runs one operation
+ * again and again with the k-th realloc failing (k = 1, 2, …) until a run makes no realloc
+ * call k: every site the operation reaches fails once. Each run must end in AFS_E_NO_MEMORY
+ * or, for an allocation whose failure is harmless (giving back spare capacity), in AFS_OK;
+ * never a crash, and (run twice, measured) without leaking. */
+
+typedef afs_status (*alloc_op)(afs_error *e);
+
+static void walk_alloc_sites(const char *what, alloc_op op, long min) {
+    int failed_runs = 0, absorbed = 0;
+    long k;
+    const char *preload = getenv("LD_PRELOAD");
+    if (preload && strstr(preload, "vgpreload")) {
+        /* valgrind replaces realloc, so the shim never sees it: run the operation once,
+         * for valgrind's memory checks of the success path */
+        afs_error e;
+        memset(&e, 0, sizeof e);
+        if (op(&e) != AFS_OK) note("%s under valgrind: %s", what, e.message);
+        cur->status = AFS_E_NO_MEMORY;
+        cur->os_errno = ENOMEM;
+        return;
+    }
+    for (k = 1; k < 5000; k++) {
+        char spec[96];
+        snprintf(spec, sizeof spec, "op=realloc,path=libafserialization,min=%ld,nth=%ld,errno=ENOMEM", min, k);
+        fault(spec);
+        afs_error e;
+        memset(&e, 0, sizeof e);
+        afs_status st = op(&e);
+        long fired = shim_fired();
+        fault("");
+        if (fired == 0) {
+            if (st != AFS_OK) note("%s without a fault: %s: %s", what, afs_status_name(st), e.message);
+            break;
+        }
+        if (st == AFS_E_NO_MEMORY) {
+            failed_runs++;
+            if (!strstr(e.message, "out of memory")) note("realloc #%ld: message \"%s\"", k, e.message);
+        } else if (st == AFS_OK) {
+            absorbed++;
+        } else {
+            note("realloc #%ld failing: %s (%s)", k, afs_status_name(st), e.message);
+        }
+    }
+    if (failed_runs == 0) note("%s: no allocation failure was reported", what);
+    cur->status = AFS_E_NO_MEMORY;
+    cur->os_errno = ENOMEM;
+    cur->fired = k - 1;
+    snprintf(cur->message, sizeof cur->message,
+             "%s: %ld realloc calls failed one at a time: %d gave AFS_E_NO_MEMORY, %d were harmless",
+             what, k - 1, failed_runs, absorbed);
+}
+
+/* params {"user": {"name": "Zoë \"q\"", "tags": ["a", 1, 2.5, true, null], "blob": <20 KiB>},
+ *         "n": [[[1]]]} — strings past the probe threshold, nesting, every scalar kind */
+static afs_value *alloc_params(int with_null) {
+    static char blob[20 * 1024 + 1];
+    memset(blob, 'b', sizeof blob - 1);
+    blob[10] = ' ';
+    afs_error e;
+    afs_value *d = afs_value_new_dict(), *u = afs_value_new_dict(), *t = afs_value_new_array();
+    afs_value_dict_set(u, "name", AFS_NTS, afs_value_new_string("Zo\xc3\xab \"q\"", AFS_NTS, &e), &e);
+    afs_value_append(t, afs_value_new_string("a", AFS_NTS, &e), &e);
+    afs_value_append(t, afs_value_new_int(1), &e);
+    afs_value_append(t, afs_value_new_double(2.5), &e);
+    afs_value_append(t, afs_value_new_bool(true), &e);
+    if (with_null) afs_value_append(t, afs_value_new_null(), &e);
+    afs_value_dict_set(u, "tags", AFS_NTS, t, &e);
+    afs_value_dict_set(u, "blob", AFS_NTS, afs_value_new_string(blob, AFS_NTS, &e), &e);
+    afs_value_dict_set(d, "user", AFS_NTS, u, &e);
+    afs_value *a = afs_value_new_array(), *b = afs_value_new_array(), *c = afs_value_new_array();
+    afs_value_append(c, afs_value_new_int(1), &e);
+    afs_value_append(b, c, &e);
+    afs_value_append(a, b, &e);
+    afs_value_dict_set(d, "n", AFS_NTS, a, &e);
+    return d;
+}
+
+static afs_status request_op(afs_serializer_kind kind, int format, const char *method, afs_error *e) {
+    afs_value *d = alloc_params(kind == AFS_SERIALIZER_HTTP);
+    afs_serializer *s = afs_serializer_new(kind);
+    if (format) afs_serializer_set_plist_format(s, format, e);
+    afs_request *r = afs_serializer_request(s, method, "https://example.com/p", d, e);
+    afs_status st = r ? AFS_OK : e->code;
+    afs_request_free(r);
+    afs_serializer_free(s);
+    afs_value_free(d);
+    return st;
+}
+static afs_status op_json(afs_error *e) { return request_op(AFS_SERIALIZER_JSON, 0, "POST", e); }
+static afs_status op_plist_xml(afs_error *e) { return request_op(AFS_SERIALIZER_PLIST, AFS_PLIST_XML, "POST", e); }
+static afs_status op_plist_binary(afs_error *e) { return request_op(AFS_SERIALIZER_PLIST, AFS_PLIST_BINARY, "POST", e); }
+static afs_status op_form(afs_error *e) { return request_op(AFS_SERIALIZER_HTTP, 0, "POST", e); }
+static afs_status op_query(afs_error *e) { return request_op(AFS_SERIALIZER_HTTP, 0, "GET", e); }
+
+static afs_status op_escape(afs_error *e) {
+    static char text[40 * 1024 + 1];
+    memset(text, ' ', sizeof text - 1);
+    char *out = afs_percent_escape(text, AFS_NTS, e);
+    afs_status st = out ? AFS_OK : e->code;
+    afs_free(out);
+    return st;
+}
+
+static afs_status op_multipart(afs_error *e) {
+    static char data[100 * 1024];
+    memset(data, 'm', sizeof data);
+    afs_value *d = alloc_params(1);
+    afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_HTTP);
+    afs_form *f = afs_serializer_multipart_form(s, "POST", "https://example.com/up", d, e);
+    afs_status st = f ? AFS_OK : e->code;
+    if (st == AFS_OK) st = afs_form_append_form_data(f, data, sizeof data, "data", e);
+    if (st == AFS_OK) st = afs_form_append_file_data(f, data, sizeof data, "file", "f.bin", NULL, e);
+    afs_request *r = NULL;
+    if (st == AFS_OK) {
+        r = afs_form_finish(f, e);
+        if (!r) st = e->code;
+    }
+    if (st == AFS_OK) {
+        char path[600];
+        spath(path, sizeof path, "alloc-body.out");
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        st = afs_body_stream_write_to_fd(afs_request_body_stream(r), fd, NULL, e);
+        close(fd);
+        unlink(path);
+    }
+    afs_request_free(r);
+    afs_form_free(f);
+    afs_serializer_free(s);
+    afs_value_free(d);
+    return st;
+}
+
+static const char alloc_json[] =
+    "{\"a\":[1,2.5,\"x\\u00e9\",true,null,{\"k\":[[[]]]}],\"b\":{\"c\":\"d\"},\"e\":\"\\\"esc\\\"\"}";
+
+static afs_status response_op(afs_response_kind kind, const char *type, const void *body, size_t len, afs_error *e) {
+    afs_response_serializer *rs = afs_response_serializer_new(kind);
+    afs_response_serializer_set_removes_keys_with_null_values(rs, true);
+    afs_value *v = NULL;
+    afs_status st = afs_response_object(rs, 200, type, body, len, &v, e);
+    afs_value_free(v);
+    afs_response_serializer_free(rs);
+    return st;
+}
+static afs_status op_parse_json(afs_error *e) {
+    afs_value *v = afs_value_parse_json(alloc_json, AFS_NTS, e);
+    afs_status st = v ? AFS_OK : e->code;
+    afs_value_free(v);
+    return st;
+}
+static afs_status op_response_json(afs_error *e) {
+    return response_op(AFS_RESPONSE_JSON, "application/json", alloc_json, strlen(alloc_json), e);
+}
+static afs_status op_response_plist(afs_error *e) {
+    static const char xml[] =
+        "<?xml version=\"1.0\" encoding=\"UTF-8\"?><plist version=\"1.0\"><dict><key>a</key><array>"
+        "<integer>1</integer><real>2.5</real><string>x&amp;y</string><true/><data>AAEC</data>"
+        "<date>2001-01-01T00:00:00Z</date></array><key>b</key><dict><key>c</key><string>d</string></dict>"
+        "</dict></plist>";
+    return response_op(AFS_RESPONSE_PLIST, "application/x-plist", xml, strlen(xml), e);
+}
+static void s_alloc_json(void) { walk_alloc_sites("JSON request", op_json, 0); }
+static void s_alloc_plist_xml(void) { walk_alloc_sites("XML plist request", op_plist_xml, 0); }
+static void s_alloc_plist_binary(void) { walk_alloc_sites("binary plist request", op_plist_binary, 0); }
+static void s_alloc_form(void) { walk_alloc_sites("form-urlencoded request", op_form, 0); }
+static void s_alloc_query(void) { walk_alloc_sites("GET with a query", op_query, 0); }
+static void s_alloc_escape(void) { walk_alloc_sites("afs_percent_escape", op_escape, 0); }
+static void s_alloc_multipart(void) { walk_alloc_sites("multipart form, finish, write_to_fd", op_multipart, 0); }
+static void s_alloc_parse_json(void) { walk_alloc_sites("afs_value_parse_json", op_parse_json, 0); }
+static void s_alloc_response_json(void) { walk_alloc_sites("JSON response", op_response_json, 0); }
+static void s_alloc_response_plist(void) { walk_alloc_sites("XML plist response", op_response_plist, 0); }
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -775,6 +951,16 @@ static const scenario scenarios[] = {
     {"file-rename-fails", "write_body_to_file", "rename over the destination fails with EXDEV", s_file_rename_fails},
     {"file-create-fails", "write_body_to_file", "creating the temporary file fails with EROFS", s_file_create_fails},
     {"file-source-eio", "write_body_to_file", "a file part fails with EIO (copy_file_range and pread)", s_file_source_eio},
+    {"alloc-json-request", "alloc", "each realloc of a JSON request (nested params, a 20 KiB string) fails in turn", s_alloc_json},
+    {"alloc-plist-xml-request", "alloc", "each realloc of an XML plist request fails in turn", s_alloc_plist_xml},
+    {"alloc-plist-binary-request", "alloc", "each realloc of a binary plist request fails in turn", s_alloc_plist_binary},
+    {"alloc-form-request", "alloc", "each realloc of a form-urlencoded POST fails in turn", s_alloc_form},
+    {"alloc-query-request", "alloc", "each realloc of a GET with a query string fails in turn", s_alloc_query},
+    {"alloc-percent-escape", "alloc", "each realloc of afs_percent_escape (40 KiB) fails in turn", s_alloc_escape},
+    {"alloc-multipart", "alloc", "each realloc of a multipart form (params, 100 KiB parts), finish and write_to_fd fails in turn", s_alloc_multipart},
+    {"alloc-parse-json", "alloc", "each realloc of afs_value_parse_json fails in turn", s_alloc_parse_json},
+    {"alloc-response-json", "alloc", "each realloc of a JSON response (null removal on) fails in turn", s_alloc_response_json},
+    {"alloc-response-plist", "alloc", "each realloc of an XML plist response fails in turn", s_alloc_response_plist},
 };
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {

@@ -5,7 +5,11 @@
 #   2. the same scenarios under valgrind (memcheck errors and leaks of each scenario's
 #      process, from its own log),
 #   3. the Python scenarios (test_fault.py: stream sources that raise, through the bindings),
-# and prints one table. Exits non-zero when a scenario fails, hangs, dies, leaks a
+#   4. the host-limit scenarios (limits.c: calls under RLIMIT_AS that must end in
+#      AFS_E_NO_MEMORY, 512-level trees on a 64 KiB thread stack, a binary plist whose shared
+#      objects expand to 12.1M values, a lowered decoding limit),
+# and prints one table. The C scenarios include failing each of the library's checked
+# allocations in turn (the shim's op=realloc; see fault.c, group "alloc"). Exits non-zero when a scenario fails, hangs, dies, leaks a
 # descriptor or heap memory, or valgrind reports an error or a definite/indirect leak.
 #
 #   Tests/fault/run.sh [--no-valgrind] [--no-python]
@@ -40,6 +44,8 @@ CC=${CC:-gcc}
 "$CC" -std=c99 -Wall -Wextra -Werror -O2 -g -fPIC -shared "$here/shim.c" -o "$out/libafsfault.so" -ldl -lpthread || exit 1
 "$CC" -std=c99 -Wall -Wextra -Werror -O1 -g -I"$root/include" "$here/fault.c" \
     -L"$root/build/lib" -lafserialization -Wl,-rpath,"$root/build/lib" -lpthread -ldl -o "$out/fault" || exit 1
+"$CC" -std=c99 -Wall -Wextra -Werror -O1 -g -I"$root/include" "$here/limits.c" \
+    -L"$root/build/lib" -lafserialization -Wl,-rpath,"$root/build/lib" -lpthread -o "$out/limits" || exit 1
 
 # Exact heap accounting: no per-thread caches (tcache chunks count as in use for mallinfo2)
 # and one arena (mallinfo2 reports the main arena only).
@@ -64,6 +70,9 @@ if [ $use_python -eq 1 ]; then
         >"$out/python.tsv" 2>"$out/python.log" || failed=1
 fi
 unset LD_PRELOAD
+
+# 4. host limits (no shim, no valgrind: RLIMIT_AS and valgrind do not mix)
+GLIBC_TUNABLES= "$out/limits" >"$out/limits.tsv" 2>"$out/limits.log" || failed=1
 
 # valgrind's verdict for a scenario: its child's log
 vg_summary() {
@@ -100,6 +109,14 @@ if [ -s "$out/python.tsv" ]; then
         printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' \
             "$name" "$group" "$desc" "$verdict" "$status" "$eno" "$msg" "$fired" "$fb" "$fa" "$hb" "$ha" "$notes" "-" >>"$out/results.tsv"
     done <"$out/python.tsv"
+fi
+if [ -s "$out/limits.tsv" ]; then
+    while IFS=$'\t' read -r name group desc verdict status eno msg notes; do
+        printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t-\t-\t-\t-\t-\t%s\t-\n' \
+            "$name" "$group" "$desc" "$verdict" "$status" "$eno" "$msg" "$notes" >>"$out/results.tsv"
+    done <"$out/limits.tsv"
+else
+    echo "run.sh: the limits program produced nothing (see $out/limits.log)"; failed=1
 fi
 grep -q $'\tFAIL\t' "$out/results.tsv" && failed=1
 [ -s "$out/native.tsv" ] || { echo "run.sh: the C fault program produced nothing (see $out/native.log)"; failed=1; }

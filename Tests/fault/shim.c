@@ -9,8 +9,15 @@
  * comma-separated key=value items:
  *
  *   op=NAMES      calls the rule applies to, '|'-separated: open read pread fstat write
- *                 writev cfr (copy_file_range) sendfile close rename; "io" means
- *                 read|pread|write|writev|cfr|sendfile
+ *                 writev cfr (copy_file_range) sendfile close rename realloc; "io" means
+ *                 read|pread|write|writev|cfr|sendfile. realloc is where the library's
+ *                 checked allocations go (every buffer that grows with the input, and the
+ *                 probe before a large Swift array or string): errno=ENOMEM on it makes
+ *                 that allocation fail, so counting realloc calls (nth) walks the sites
+ *   min=N         realloc only: count only calls asking for at least N bytes
+ *                 (for realloc, path=SUBSTR selects the calling object: only calls made
+ *                 from a loaded object whose file name contains SUBSTR count, e.g.
+ *                 path=libafserialization leaves Python's own reallocs alone)
  *   path=SUBSTR   only calls that involve a path containing SUBSTR: the path argument of
  *                 open/rename, or the target of /proc/self/fd/N for every descriptor the
  *                 call uses (so a file part, a temporary file or "socket:" can be chosen)
@@ -58,7 +65,7 @@
 enum {
     OP_OPEN = 1 << 0, OP_READ = 1 << 1, OP_PREAD = 1 << 2, OP_FSTAT = 1 << 3,
     OP_WRITE = 1 << 4, OP_WRITEV = 1 << 5, OP_CFR = 1 << 6, OP_SENDFILE = 1 << 7,
-    OP_CLOSE = 1 << 8, OP_RENAME = 1 << 9
+    OP_CLOSE = 1 << 8, OP_RENAME = 1 << 9, OP_REALLOC = 1 << 10
 };
 enum effect { E_NONE, E_ERRNO, E_MAX, E_LIMIT, E_TRUNCATE, E_GROW, E_UNLINK };
 
@@ -70,6 +77,7 @@ typedef struct {
     long arg;          /* errno, max, limit, truncate or grow size */
     long seen;         /* matching calls so far */
     long stored;       /* limit: bytes stored so far */
+    long min;          /* realloc: smallest size counted */
 } rule_t;
 
 #define MAX_RULES 16
@@ -77,6 +85,7 @@ static rule_t rules[MAX_RULES];
 static int nrules;
 static long fired;
 static int trace;
+static volatile int realloc_rules;   /* whether any rule is about realloc */
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* ---- the real functions ------------------------------------------------------------- */
@@ -111,7 +120,7 @@ static unsigned parse_ops(const char *s, size_t n) {
     static const struct { const char *name; unsigned bits; } names[] = {
         {"open", OP_OPEN}, {"read", OP_READ}, {"pread", OP_PREAD}, {"fstat", OP_FSTAT},
         {"write", OP_WRITE}, {"writev", OP_WRITEV}, {"cfr", OP_CFR}, {"sendfile", OP_SENDFILE},
-        {"close", OP_CLOSE}, {"rename", OP_RENAME},
+        {"close", OP_CLOSE}, {"rename", OP_RENAME}, {"realloc", OP_REALLOC},
         {"io", OP_READ | OP_PREAD | OP_WRITE | OP_WRITEV | OP_CFR | OP_SENDFILE},
     };
     unsigned bits = 0;
@@ -168,6 +177,8 @@ static int parse_rule(char *text, rule_t *r) {
         } else if (KEY("grow")) {
             r->effect = E_GROW;
             r->arg = atol(val);
+        } else if (KEY("min")) {
+            r->min = atol(val);
         } else if (KEY("unlink")) {
             r->effect = E_UNLINK;
         } else {
@@ -201,6 +212,9 @@ AFS_SHIM_API int afs_fault_set(const char *spec) {
         if (result < 0) nrules = 0;
         else result = nrules;
     }
+    realloc_rules = 0;
+    for (int i = 0; i < nrules; i++)
+        if (rules[i].ops & OP_REALLOC) realloc_rules = 1;
     pthread_mutex_unlock(&lock);
     return result;
 }
@@ -441,6 +455,35 @@ AFS_SHIM_API ssize_t sendfile64(int out, int in, off_t *off, size_t n) {
     ssize_t w = real_sendfile64(out, in, off, k);
     account(r_, w);
     return w;
+}
+
+/* realloc: counted without paths or descriptors (no allocation, no system call here). */
+extern void *__libc_realloc(void *p, size_t n);
+
+AFS_SHIM_API void *realloc(void *p, size_t n) {
+    if (realloc_rules) {
+        int fail = 0;
+        Dl_info caller;
+        int known = dladdr(__builtin_return_address(0), &caller) && caller.dli_fname;
+        pthread_mutex_lock(&lock);
+        for (int i = 0; i < nrules; i++) {
+            rule_t *r = &rules[i];
+            if (!(r->ops & OP_REALLOC) || (long)n < r->min) continue;
+            if (r->path[0] && (!known || !strstr(caller.dli_fname, r->path))) continue;
+            r->seen++;
+            if (r->seen < r->nth) continue;
+            if (r->times > 0 && r->seen >= r->nth + r->times) continue;
+            fired++;
+            if (r->effect == E_ERRNO) fail = (int)r->arg;
+            break;
+        }
+        pthread_mutex_unlock(&lock);
+        if (fail) {
+            errno = fail;
+            return NULL;
+        }
+    }
+    return __libc_realloc(p, n);
 }
 
 AFS_SHIM_API int close(int fd) {

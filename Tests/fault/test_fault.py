@@ -273,6 +273,106 @@ def s_file_part_eio(s, tmp):
     return summary(err)
 
 
+def s_no_memory(s, tmp):
+    """Each checked allocation of a JSON request, a form with a 100 KiB field and a JSON
+    response fails in turn (the shim's op=realloc): NoMemoryError every time, never a
+    crash."""
+    blob = "x" * (20 * 1024)
+    big = b"y" * (100 * 1024)
+    body = b'{"a":[1,2.5,"s",true,null,{"k":[[]]}],"b":"' + b"z" * 20000 + b'"}'
+    js = afs.JSONRequestSerializer()
+    rs = afs.JSONResponseSerializer()
+    last = None
+
+    def ops():
+        js.request("POST", URL, {"user": {"name": blob, "tags": [1, 2.5, True]}})
+        with s.multipart_form("POST", URL, {"f": "v"}) as form:
+            form.append_field("big", big)
+            with form.finish() as r:
+                r.body_stream.read()
+        rs.response_object(200, "application/json", body)
+
+    try:
+        walked = 0
+        for k in range(1, 2000):
+            fault(f"op=realloc,path=libafserialization,nth={k},errno=ENOMEM")
+            try:
+                ops()
+                err = None
+            except afs.NoMemoryError as e:
+                err = e
+            fired = _fault_fired()
+            fault("")
+            if not fired:
+                check(err is None, "an error without a fault")
+                break
+            check(err is not None or True, "")
+            if err is not None:
+                walked += 1
+                check(err.code == afs.Status.NO_MEMORY and "out of memory" in err.message, "wrong error")
+                last = err
+        check(walked > 0, "no allocation failure was reported")
+    finally:
+        js.close()
+        rs.close()
+    return summary(last)
+
+
+def s_progress_cancels_write_to(s, tmp):
+    """A progress callback raising during write_to stops the write at once."""
+    ref = reference(s)
+    path = os.path.join(tmp, "out.bin")
+    calls = []
+
+    def progress(sent, total):
+        calls.append(sent)
+        if len(calls) == 2:
+            raise RuntimeError("stop the upload")
+
+    with make_request(s, Flaky()) as r:
+        bs = r.body_stream
+        bs.progress = progress
+        with open(path, "wb") as f:
+            try:
+                bs.write_to(f)
+                raise Failed("no error")
+            except afs.StreamIOError as e:
+                err = e
+        check(isinstance(err.__cause__, RuntimeError), "not chained from the callback's exception")
+        check(err.os_errno == errno.ECANCELED, "os_errno is not ECANCELED")
+        check(len(calls) == 2 and err.bytes_written == calls[-1] == bs.tell(), "the write went on")
+        check(os.path.getsize(path) == bs.tell() < len(ref), "the file holds more than was reported")
+        bs.progress = None
+        bs.seek(0)
+        check(bs.read() == ref, "body after seek differs")
+    os.unlink(path)
+    return summary(err)
+
+
+def s_close_inside_source(s, tmp):
+    """request.close() from inside the request's own stream source raises StateError (the
+    read fails with it as the cause), never frees the request under the read."""
+    holder = {}
+
+    class Closer(Flaky):
+        def readinto(self, b):
+            if self.calls == 2:
+                holder["request"].close()
+            return super().readinto(b)
+
+    with make_request(s, Closer()) as r:
+        holder["request"] = r
+        try:
+            drain(r.body_stream, bytearray())
+            raise Failed("no error")
+        except afs.StreamIOError as e:
+            err = e
+        check(isinstance(err.__cause__, afs.StateError), "the source's StateError is not the cause")
+        check(not r.closed, "the request was closed under the read")
+    holder.clear()
+    return summary(err)
+
+
 SCENARIOS = [
     ("py-source-raises-midway", "python", "a stream source raises ConnectionResetError on its 5th read()",
      s_source_raises_midway),
@@ -286,6 +386,12 @@ SCENARIOS = [
      s_source_keyboard_interrupt),
     ("py-file-part-eio", "python", "pread of a file part fails with EIO (shim), read through Python",
      s_file_part_eio),
+    ("py-no-memory", "python", "each checked allocation of a JSON request, a form and a JSON response fails in turn (shim op=realloc)",
+     s_no_memory),
+    ("py-progress-cancels-write_to", "python", "the progress callback raises on its 2nd call during write_to(file)",
+     s_progress_cancels_write_to),
+    ("py-close-inside-source", "python", "a stream source calls request.close() during a read",
+     s_close_inside_source),
 ]
 
 

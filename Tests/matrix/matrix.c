@@ -651,6 +651,12 @@ static void multipart(void) {
     row("parameters: an array", "afs_serializer_multipart_form", AFS_E_INVALID_ARGUMENT, STATUS_OF(f), &E, NULL);
     afs_form_free(f);
     afs_value_free(arr);
+    afs_value *nulkey = afs_value_new_dict();
+    afs_value_dict_set(nulkey, "a\0b", 3, afs_value_new_string("v", AFS_NTS, NULL), NULL);
+    f = afs_serializer_multipart_form(s, "POST", "http://example.com/", nulkey, fresh());
+    row("parameters: a key with a NUL (`a\\0b`), which would reach the part header", "afs_serializer_multipart_form", AFS_E_INVALID_HEADER, STATUS_OF(f), &E, NULL);
+    afs_form_free(f);
+    afs_value_free(nulkey);
 
     /* files at append */
     f = form(s);
@@ -776,6 +782,11 @@ static void multipart(void) {
 
 /* ---- body streams ------------------------------------------------------------------------------ */
 
+static int cancel_at_first(void *ctx, uint64_t sent, uint64_t total) {
+    (void)ctx; (void)sent; (void)total;
+    return 1;
+}
+
 static void streams(void) {
     area = "body stream";
     afs_serializer *s = http();
@@ -794,6 +805,15 @@ static void streams(void) {
     row("max_length 0", "afs_body_stream_read", AFS_E_INVALID_ARGUMENT, afs_body_stream_error(bs, fresh()), &E, NULL);
     afs_body_stream_rewind(bs, NULL);
     row("descriptor -1", "afs_body_stream_write_to_fd", AFS_E_INVALID_ARGUMENT, afs_body_stream_write_to_fd(bs, -1, NULL, fresh()), &E, NULL);
+    {
+        int dn = open("/dev/null", O_WRONLY);
+        afs_body_stream_set_progress_cancel(bs, cancel_at_first, NULL);
+        row("a progress callback that returns nonzero (cancel)", "afs_body_stream_write_to_fd", AFS_E_IO, afs_body_stream_write_to_fd(bs, dn, NULL, fresh()), &E, NULL);
+        row("a read after the cancelled write (sticky until rewind)", "afs_body_stream_error", AFS_E_IO, afs_body_stream_error(bs, fresh()), &E, NULL);
+        afs_body_stream_set_progress_cancel(bs, NULL, NULL);
+        afs_body_stream_rewind(bs, NULL);
+        close(dn);
+    }
     row("a descriptor that is not open", "afs_body_stream_write_to_fd", AFS_E_IO, afs_body_stream_write_to_fd(bs, 987654, NULL, fresh()), &E, NULL);
     int ro = open("/dev/null", O_RDONLY);
     row("a descriptor open read-only", "afs_body_stream_write_to_fd", AFS_E_IO, afs_body_stream_write_to_fd(bs, ro, NULL, fresh()), &E, NULL);
@@ -915,6 +935,10 @@ static void response(void) {
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><unknown/></plist>", "an unknown element"},
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a</strin></plist>", "mismatched tags"},
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>&bogus;</string></plist>", "an unknown entity"},
+        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a&#0;b</string></plist>", "`&#0;` (XML 1.0 has no U+0000; plistlib refuses it)"},
+        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a&#x1F;b</string></plist>", "`&#x1F;` (a control character XML 1.0 does not allow)"},
+        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a\x01" "b</string></plist>", "a raw U+0001 in a string"},
+        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a\xEF\xBF\xBF" "b</string></plist>", "a raw U+FFFF in a string"},
         {"not a plist at all", "plain text"},
         {"bplist00", "a binary header only"},
         {"bplist00\x08\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00", "a binary plist with a zeroed trailer"},
@@ -923,7 +947,7 @@ static void response(void) {
     for (size_t i = 0; i < sizeof plists / sizeof plists[0]; i++) {
         snprintf(in, sizeof in, "%s", plists[i].what);
         size_t n = strlen(plists[i].body);
-        if (i == 11) n = 40;
+        if (strstr(plists[i].what, "zeroed trailer")) n = 40;
         response_row(ps, 200, "application/x-plist", plists[i].body, n, in, strstr(in, "accepted") ? AFS_OK : AFS_E_INVALID_PLIST);
     }
     /* a deep XML plist */
@@ -933,7 +957,38 @@ static void response(void) {
     for (int i = 0; i < 600; i++) n += (size_t)snprintf(xml + n, sizeof xml - n, "</array>");
     n += (size_t)snprintf(xml + n, sizeof xml - n, "</plist>");
     response_row(ps, 200, "application/x-plist", xml, n, "600 nested XML arrays", AFS_E_INVALID_PLIST);
+    /* a binary plist whose shared objects expand: 100,000 references (2 bytes each) to one
+     * 120-element array of references to the integer 1, 12.1M values from 200 KB */
+    {
+        size_t outer = 100000, inner = 120, cap = 64 + 2 * (outer + inner) + 64, k = 0;
+        uint8_t *b = calloc(1, cap);
+        size_t off[3];
+        memcpy(b, "bplist00", 8); k = 8;
+        off[0] = k;
+        b[k++] = 0xAF; b[k++] = 0x12; b[k++] = 0; b[k++] = (uint8_t)(outer >> 16); b[k++] = (uint8_t)(outer >> 8); b[k++] = (uint8_t)outer;
+        for (size_t i = 0; i < outer; i++) { b[k++] = 0; b[k++] = 1; }
+        off[1] = k;
+        b[k++] = 0xAF; b[k++] = 0x10; b[k++] = (uint8_t)inner;
+        for (size_t i = 0; i < inner; i++) { b[k++] = 0; b[k++] = 2; }
+        off[2] = k;
+        b[k++] = 0x10; b[k++] = 1;
+        size_t table = k;
+        for (int i = 0; i < 3; i++) { b[k++] = 0; b[k++] = (uint8_t)(off[i] >> 16); b[k++] = (uint8_t)(off[i] >> 8); b[k++] = (uint8_t)off[i]; }
+        k += 6;
+        b[k++] = 4; b[k++] = 2;
+        uint64_t fields[3] = {3, 0, table};
+        for (int f = 0; f < 3; f++) for (int j = 7; j >= 0; j--) b[k++] = (uint8_t)(fields[f] >> (8 * j));
+        snprintf(in, sizeof in, "a %zu-byte binary plist: 100,000 references to one shared 120-element array (12.1M values)", k);
+        response_row(ps, 200, "application/x-plist", (const char *)b, k, in, AFS_E_INVALID_PLIST);
+        free(b);
+    }
     afs_response_serializer_free(ps);
+    {
+        afs_response_serializer *lim = afs_response_serializer_new(AFS_RESPONSE_JSON);
+        afs_response_serializer_set_max_decoded_bytes(lim, 100);
+        response_row(lim, 200, "application/json", "[1,2,3,4]", 9, "`[1,2,3,4]` with afs_response_serializer_set_max_decoded_bytes(100)", AFS_E_INVALID_JSON);
+        afs_response_serializer_free(lim);
+    }
 
     area = "response config";
     int first[] = { 300 }, last[] = { 200 };
@@ -1024,6 +1079,145 @@ static void handles(void) {
     afs_serializer_free(s);
 }
 
+/* ---- the C edge (issues 10 and 11): spent handles, top-down building, lengths above
+ * INT64_MAX, calls from inside callbacks ----------------------------------------------- */
+
+typedef struct { uint64_t pos, len; afs_body_stream *bs; afs_request *req; int mode, calls; afs_status inner; afs_error e; } edge_src;
+static int64_t edge_read(void *ctx, uint8_t *buf, size_t max) {
+    edge_src *s = ctx;
+    if (++s->calls == 2 && s->bs) {
+        uint8_t tmp[8];
+        if (s->mode == 1 && afs_body_stream_read(s->bs, tmp, sizeof tmp) == -1) s->inner = afs_body_stream_error(s->bs, &s->e);
+        if (s->mode == 2) s->inner = afs_request_set_header(s->req, "X-A", "b", &s->e);
+        if (s->mode == 3) afs_request_free(s->req);
+    }
+    uint64_t n = s->len - s->pos < max ? s->len - s->pos : max;
+    memset(buf, 'x', (size_t)n);
+    s->pos += n;
+    return (int64_t)n;
+}
+static int edge_rewind(void *ctx) { ((edge_src *)ctx)->pos = 0; return 0; }
+typedef struct { afs_body_stream *bs; int done; afs_status inner; afs_error e; } edge_progress;
+static void edge_on_progress(void *ctx, uint64_t sent, uint64_t total) {
+    edge_progress *p = ctx;
+    (void)sent; (void)total;
+    if (!p->done++) p->inner = afs_body_stream_seek(p->bs, 0, &p->e);
+}
+static afs_request *edge_request(afs_serializer *s, edge_src *src) {
+    afs_form *f = afs_serializer_multipart_form(s, "POST", "http://example.com/", NULL, NULL);
+    afs_form_set_boundary(f, "B", NULL);
+    afs_form_append_stream(f, edge_read, edge_rewind, NULL, src, src->len, "f", "f.bin", NULL, NULL);
+    afs_request *r = afs_form_finish(f, NULL);
+    afs_form_free(f);
+    src->bs = afs_request_body_stream(r);
+    src->req = r;
+    return r;
+}
+
+static void c_edge(void) {
+    area = "C edge";
+    afs_serializer *s = http();
+    afs_value *root = afs_value_new_dict(), *child = afs_value_new_dict();
+    afs_value_dict_set(root, "child", AFS_NTS, child, NULL);          /* child is spent now */
+    row("a handle consumed by afs_value_dict_set, as dictionary", "afs_value_dict_set", AFS_E_STATE,
+        afs_value_dict_set(child, "k", AFS_NTS, afs_value_new_int(1), fresh()), &E, NULL);
+    afs_value *other = afs_value_new_array();
+    row("a handle consumed by afs_value_dict_set, as value", "afs_value_append", AFS_E_STATE,
+        afs_value_append(other, child, fresh()), &E, NULL);
+    char *q = afs_query_string(child, fresh());
+    row("a consumed handle as parameters", "afs_query_string", AFS_E_STATE, STATUS_OF(q), &E, NULL);
+    afs_request *r = afs_serializer_request(s, "GET", "http://example.com/", child, fresh());
+    row("a consumed handle as parameters", "afs_serializer_request", AFS_E_STATE, STATUS_OF(r), &E, NULL);
+    afs_value *made = afs_value_append_new_dict(child, fresh());
+    row("a consumed handle as array", "afs_value_append_new_dict", AFS_E_STATE, STATUS_OF(made), &E, NULL);
+    afs_value_free(child);
+    note_row("a consumed handle", "afs_value_free", afs_value_kind_of(child) == AFS_VALUE_NULL,
+             "ignored (the tree it went into frees it); afs_value_kind_of gives AFS_VALUE_NULL");
+    afs_value *set = afs_value_new_set();
+    made = afs_value_append_new_dict(set, fresh());
+    row("a set where an array is needed", "afs_value_append_new_dict", AFS_E_INVALID_ARGUMENT, STATUS_OF(made), &E, NULL);
+    afs_value_dict_set(root, "m", AFS_NTS, afs_value_new_dict(), NULL);
+    made = afs_value_dict_set_new_array((afs_value *)afs_value_get(root, "m"), "k", AFS_NTS, fresh());
+    row("a borrowed member (from afs_value_get) as dictionary", "afs_value_dict_set_new_array", AFS_E_INVALID_ARGUMENT,
+        STATUS_OF(made), &E, NULL);
+    afs_value *inside = afs_value_dict_set_new_dict(root, "inside", AFS_NTS, NULL);
+    row("a handle made inside a tree (afs_value_dict_set_new_dict) as value", "afs_value_append", AFS_E_INVALID_ARGUMENT,
+        afs_value_append(other, inside, fresh()), &E, NULL);
+    row("the root of the container's own tree as value", "afs_value_dict_set", AFS_E_INVALID_ARGUMENT,
+        afs_value_dict_set(inside, "root", AFS_NTS, root, fresh()), &E, NULL);
+    afs_value *deep = afs_value_new_array(), *c = deep;
+    for (int i = 1; i < 512 && c; i++) c = afs_value_append_new_array(c, NULL);
+    made = c ? afs_value_append_new_array(c, fresh()) : NULL;
+    row("a 513th level built top-down", "afs_value_append_new_array", AFS_E_INVALID_ARGUMENT, STATUS_OF(made), &E, NULL);
+    afs_value_free(deep);
+
+    const size_t big = (size_t)INT64_MAX + 1;
+    afs_value *v = afs_value_new_string("abc", SIZE_MAX - 1, fresh());
+    row("length SIZE_MAX - 1 (not AFS_NTS)", "afs_value_new_string", AFS_E_INVALID_ARGUMENT, STATUS_OF(v), &E, NULL);
+    row("key length INT64_MAX + 1", "afs_value_dict_set", AFS_E_INVALID_ARGUMENT,
+        afs_value_dict_set(root, "k", big, afs_value_new_int(1), fresh()), &E, NULL);
+    v = afs_value_parse_json("[1]", SIZE_MAX - 1, fresh());
+    row("length SIZE_MAX - 1", "afs_value_parse_json", AFS_E_INVALID_ARGUMENT, STATUS_OF(v), &E, NULL);
+    q = afs_percent_escape("a b", SIZE_MAX - 1, fresh());
+    row("length SIZE_MAX - 1", "afs_percent_escape", AFS_E_INVALID_ARGUMENT, STATUS_OF(q), &E, NULL);
+    char *str = afs_string_new("abc", SIZE_MAX - 1);
+    note_row("length SIZE_MAX - 1", "afs_string_new", str == NULL, str ? "a string" : "NULL");
+    afs_free(str);
+    v = afs_value_new_data("abc", big);
+    note_row("length INT64_MAX + 1", "afs_value_new_data", v == NULL, v ? "a value" : "NULL");
+    afs_value_free(v);
+    afs_form *f = afs_serializer_multipart_form(s, "POST", "http://example.com/", NULL, NULL);
+    row("data length SIZE_MAX - 1", "afs_form_append_form_data", AFS_E_INVALID_ARGUMENT,
+        afs_form_append_form_data(f, "abc", SIZE_MAX - 1, "n", fresh()), &E, NULL);
+    row("data length AFS_NTS", "afs_form_append_file_data", AFS_E_INVALID_ARGUMENT,
+        afs_form_append_file_data(f, "abc", AFS_NTS, "n", "f.txt", NULL, fresh()), &E, NULL);
+    row("body length INT64_MAX + 1", "afs_form_append_part", AFS_E_INVALID_ARGUMENT,
+        afs_form_append_part(f, NULL, NULL, 0, "abc", big, fresh()), &E, NULL);
+    row("length INT64_MAX + 1", "afs_form_append_stream", AFS_E_INVALID_ARGUMENT,
+        afs_form_append_stream(f, edge_read, NULL, NULL, NULL, (uint64_t)INT64_MAX + 1, "n", "f", NULL, fresh()), &E, NULL);
+    afs_form_free(f);
+    afs_response_serializer *rs = afs_response_serializer_new(AFS_RESPONSE_JSON);
+    row("body length SIZE_MAX - 1", "afs_response_validate", AFS_E_INVALID_ARGUMENT,
+        afs_response_validate(rs, 200, "application/json", "{}", SIZE_MAX - 1, fresh()), &E, NULL);
+    afs_response_serializer_free(rs);
+
+    /* calls from inside callbacks */
+    uint8_t buf[4096];
+    edge_src src = {0, 100000, NULL, NULL, 0, 0, AFS_OK, {0, 0, {0}}};
+    r = edge_request(s, &src);
+    edge_progress p = {src.bs, 0, AFS_OK, {0, 0, {0}}};
+    afs_body_stream_set_progress(src.bs, edge_on_progress, &p);
+    int64_t n, total = 0;
+    while ((n = afs_body_stream_read(src.bs, buf, sizeof buf)) > 0) total += n;
+    row("afs_body_stream_seek from the stream's progress callback", "afs_body_stream_seek", AFS_E_STATE, p.inner, &p.e, NULL);
+    note_row("the read loop around that progress callback", "afs_body_stream_read",
+             total == (int64_t)afs_body_stream_content_length(src.bs), total == (int64_t)afs_body_stream_content_length(src.bs)
+             ? "exactly Content-Length bytes" : "a different length");
+    afs_request_free(r);
+    edge_src src1 = {0, 100000, NULL, NULL, 1, 0, AFS_OK, {0, 0, {0}}};
+    r = edge_request(s, &src1);
+    total = 0;
+    while ((n = afs_body_stream_read(src1.bs, buf, sizeof buf)) > 0) total += n;
+    row("afs_body_stream_read from a read callback of the same stream", "afs_body_stream_read", AFS_E_STATE, src1.inner, &src1.e, NULL);
+    afs_request_free(r);
+    edge_src src2 = {0, 100000, NULL, NULL, 2, 0, AFS_OK, {0, 0, {0}}};
+    r = edge_request(s, &src2);
+    while (afs_body_stream_read(src2.bs, buf, sizeof buf) > 0) {}
+    row("afs_request_set_header from a read callback of its body stream", "afs_request_set_header", AFS_E_STATE, src2.inner, &src2.e, NULL);
+    afs_request_free(r);
+    edge_src src3 = {0, 100000, NULL, NULL, 3, 0, AFS_OK, {0, 0, {0}}};
+    r = edge_request(s, &src3);
+    n = afs_body_stream_read(src3.bs, buf, sizeof buf);
+    while (n > 0 && src3.calls < 2) n = afs_body_stream_read(src3.bs, buf, sizeof buf);
+    note_row("afs_request_free from a read callback of its body stream", "afs_request_free", n > 0,
+             n > 0 ? "deferred: the running read returns its bytes, then the request is freed" : "the read failed");
+
+    afs_value_free(other);
+    afs_value_free(set);
+    afs_value_free(root);
+    afs_serializer_free(s);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -1041,6 +1235,7 @@ int main(int argc, char **argv) {
     streams();
     response();
     handles();
+    c_edge();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "matrix: could not remove %s\n", tmp);

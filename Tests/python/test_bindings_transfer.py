@@ -18,8 +18,6 @@ from afserialization import _ffi, _transfer, response, values
 from afserialization.__main__ import main
 
 REPO = Path(__file__).resolve().parents[2]
-missing = sorted(_ffi.lib.missing & _ffi.TRANSFER_FUNCTIONS)
-pytestmark = pytest.mark.skipif(bool(missing), reason=f"library lacks {missing}")
 
 
 # -- the format ---------------------------------------------------------------------------------

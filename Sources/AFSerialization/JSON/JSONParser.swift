@@ -33,14 +33,22 @@ public enum JSONParser {
     /// - Returns: the value.
     /// - Throws: `AFSError` `.invalidJSON` with the byte offset of the problem.
     ///   C: `afs_value_parse_json`, `afs_response_object` with a JSON response serializer.
+    ///   - maxDecodedBytes: the `DecodeBudget` limit (default: none).
     public static func parse(
-        _ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool = true, maxDepth: Int = defaultMaxDepth
+        _ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool = true, maxDepth: Int = defaultMaxDepth,
+        maxDecodedBytes: Int = Int.max
     ) throws -> Value {
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             throw AFSError(.invalidJSON, "no JSON value: the input is empty at byte offset 0")
         }
         var reader = JSONReader(base, bytes.count, maxDepth: maxDepth)
-        return try reader.document(allowFragments: allowFragments)
+        reader.budget = DecodeBudget(limit: maxDecodedBytes)
+        do {
+            return try reader.document(allowFragments: allowFragments)
+        } catch {
+            reader.releaseDeep()
+            throw error
+        }
     }
 
     /// Parses one JSON document from bytes (see `parse(_:allowFragments:maxDepth:)`).
@@ -73,43 +81,88 @@ struct MoveStack<Element>: ~Copyable {
     var count = 0
     var capacity: Int
 
+    /// Checked `malloc` memory (`afsMalloc`): a stack that cannot grow is `.noMemory`. A
+    /// stack whose first block cannot be had starts empty with capacity 0 and fails at the
+    /// first push.
     init(capacity: Int) {
-        self.capacity = capacity
-        base = .allocate(capacity: capacity)
+        if let p = afsMalloc(capacity * MemoryLayout<Element>.stride) {
+            self.capacity = capacity
+            base = p.bindMemory(to: Element.self, capacity: capacity)
+        } else {
+            self.capacity = 0
+            base = UnsafeMutablePointer(bitPattern: MemoryLayout<Element>.alignment)!
+        }
     }
 
     deinit {
         base.deinitialize(count: count)
-        base.deallocate()
+        if capacity > 0 { free(base) }
     }
 
     @inline(__always)
-    mutating func push(_ e: __owned Element) {
-        if count == capacity { grow() }
+    mutating func push(_ e: __owned Element) throws(AFSError) {
+        if count == capacity { try grow() }
         (base + count).initialize(to: e)
         count &+= 1
     }
 
-    mutating func grow() {
-        let c = capacity &* 2
-        let p = UnsafeMutablePointer<Element>.allocate(capacity: c)
-        p.moveInitialize(from: base, count: count)
-        base.deallocate()
-        base = p
+    /// Doubles the capacity with `realloc` (Swift values are bitwise movable).
+    mutating func grow() throws(AFSError) {
+        let c = Swift.max(capacity &* 2, 16)
+        let (bytes, o) = c.multipliedReportingOverflow(by: MemoryLayout<Element>.stride)
+        guard !o, let p = capacity > 0 ? afsRealloc(base, bytes) : afsMalloc(bytes) else {
+            throw AFSError.noMemory("the parser's stack", bytes: o ? Int.max : bytes)
+        }
+        base = p.bindMemory(to: Element.self, capacity: c)
         capacity = c
     }
 
     /// Moves the elements from `start` to the top into a new array.
+    /// - Throws: `.noMemory` when the array cannot be allocated (nothing moved).
     @inline(__always)
-    mutating func popArray(from start: Int) -> [Element] {
+    mutating func popArray(from start: Int) throws(AFSError) -> [Element] {
         let n = count &- start
         guard n > 0 else { return [] }
+        try Memory.probe(n, of: Element.self, "an array of \(n) values")
         let a = [Element](unsafeUninitializedCapacity: n) { buffer, initialized in
-            buffer.baseAddress!.moveInitialize(from: base + start, count: n)
+            if n &* MemoryLayout<Element>.stride < MoveStack.releaseAbove {
+                buffer.baseAddress!.moveInitialize(from: base + start, count: n)
+            } else {
+                moveReleasing(into: buffer.baseAddress!, from: start, count: n)
+            }
             initialized = n
         }
         count = start
         return a
+    }
+
+    /// Moves of more than this many bytes give the stack's emptied pages back as they go.
+    static var releaseAbove: Int { 8 << 20 }
+
+    /// Moves `n` elements from `start` into `dst` from the top down, 1 MiB at a time, and
+    /// returns each emptied stretch of whole pages to the OS (`MADV_DONTNEED`; they come
+    /// back zeroed when the stack grows again): a large array then costs its own size, not
+    /// twice it, at its peak (a 16 MB `[1,1,…]` would otherwise hold 256 MB of stack and
+    /// 256 MB of array at once).
+    mutating func moveReleasing(into dst: UnsafeMutablePointer<Element>, from start: Int, count n: Int) {
+        let stride = MemoryLayout<Element>.stride
+        let step = Swift.max(1, (1 << 20) / stride)
+        let page = 4096
+        var left = n
+        var end = Int(bitPattern: base + start + n)  // the stack's used end, as an address
+        while left > 0 {
+            let k = Swift.min(step, left)
+            left -= k
+            (dst + left).moveInitialize(from: base + start + left, count: k)
+            #if os(Linux)
+            let lo = (Int(bitPattern: base + start + left) + page - 1) & ~(page - 1)
+            let hi = end & ~(page - 1)
+            if hi > lo, let p = UnsafeMutableRawPointer(bitPattern: lo) {
+                _ = madvise(p, hi - lo, 4 /* MADV_DONTNEED */)
+                end = lo
+            }
+            #endif
+        }
     }
 }
 
@@ -135,6 +188,28 @@ struct JSONReader: ~Copyable {
     var frames = MoveStack<Frame>(capacity: 16)
     /// Unescaped bytes of a string that contains escapes.
     var scratch = ByteWriter(capacity: 256)
+    /// What the tree built so far is charged (values, keys, string bytes).
+    var budget = DecodeBudget.unlimited
+
+    /// After a failure: releases the finished subtrees still held (members of open
+    /// containers, the last object of each level) without deep recursion on this stack.
+    mutating func releaseDeep() {
+        while values.count > 0 {
+            values.count &-= 1
+            var v = (values.base + values.count).move()
+            Value.releaseDeep(&v)
+        }
+        for i in shapes.indices {
+            var d = Value.dict(shapes[i])
+            shapes[i] = ValueDict()
+            Value.releaseDeep(&d)
+        }
+    }
+
+    @inline(__always)
+    mutating func charge(_ bytes: Int) throws {
+        if !budget.charge(bytes) { throw error(budget.exceeded(), at: i) }
+    }
     /// The last object built from scratch at each nesting level. The next object there with
     /// the same keys in the same order (records in an array) reuses its key strings while it
     /// is read and starts from a copy of it, sharing its key list and index: each key is
@@ -216,7 +291,7 @@ struct JSONReader: ~Copyable {
                 } else {
                     let level = frames.count
                     let known = level < shapeKeys.count && !shapeKeys[level].isEmpty
-                    frames.push(Frame(isObject: true, matchesShape: known, valueStart: values.count, keyStart: keys.count))
+                    try frames.push(Frame(isObject: true, matchesShape: known, valueStart: values.count, keyStart: keys.count))
                     try key(afterComma: false)
                     continue outer
                 }
@@ -228,7 +303,7 @@ struct JSONReader: ~Copyable {
                     i &+= 1
                     v = .array([])
                 } else {
-                    frames.push(Frame(isObject: false, matchesShape: false, valueStart: values.count, keyStart: keys.count))
+                    try frames.push(Frame(isObject: false, matchesShape: false, valueStart: values.count, keyStart: keys.count))
                     continue outer
                 }
             case asciiQuote:
@@ -251,7 +326,8 @@ struct JSONReader: ~Copyable {
             // `v` is complete: hand it to its container, closing containers as they end.
             while frames.count > 0 {
                 let top = frames.base[frames.count &- 1]
-                values.push(v)
+                try charge(DecodeBudget.bytesPerValue)
+                try values.push(v)
                 skipWhitespace()
                 guard i < n else {
                     throw unexpected(top.isObject ? "',' or '}' after an object member" : "',' or ']' after an array element")
@@ -266,11 +342,11 @@ struct JSONReader: ~Copyable {
                 if top.isObject {
                     guard c == UInt8(ascii: "}") else { throw unexpected("',' or '}' after an object member") }
                     i &+= 1
-                    v = .dict(closeObject(top))
+                    v = .dict(try closeObject(top))
                 } else {
                     guard c == UInt8(ascii: "]") else { throw unexpected("',' or ']' after an array element") }
                     i &+= 1
-                    v = .array(closeArray(top))
+                    v = .array(try closeArray(top))
                 }
                 frames.count &-= 1
             }
@@ -291,18 +367,19 @@ struct JSONReader: ~Copyable {
         guard i < n && p[i] == asciiQuote else {
             throw unexpected(afterComma ? "a string key after ',' (trailing commas are not allowed)" : "a string key or '}'")
         }
+        try charge(DecodeBudget.bytesPerValue)
         let f = frames.count &- 1
         if frames.base[f].matchesShape {
             let j = keys.count &- frames.base[f].keyStart
             let known = shapeKeys[f]
-            if j < known.count && reuseKey(known[j]) {
+            if j < known.count, try reuseKey(known[j]) {
                 // `i` is past the key.
             } else {
                 frames.base[f].matchesShape = false
-                keys.push(try string())
+                try keys.push(try string())
             }
         } else {
-            keys.push(try string())
+            try keys.push(try string())
         }
         skipWhitespace()
         guard i < n && p[i] == UInt8(ascii: ":") else { throw unexpected("':' after an object key") }
@@ -313,7 +390,7 @@ struct JSONReader: ~Copyable {
     /// If the string at `i` is exactly `candidate` with no escapes, pushes `candidate` as
     /// the key (no new String) and steps past the string.
     @inline(__always)
-    mutating func reuseKey(_ candidate: String) -> Bool {
+    mutating func reuseKey(_ candidate: String) throws(AFSError) -> Bool {
         let start = i &+ 1
         var q = start
         while q &+ 8 <= n && JSONReader.keyStopMask(UnsafeRawPointer(p + q).loadUnaligned(as: UInt64.self)) == 0 {
@@ -331,7 +408,7 @@ struct JSONReader: ~Copyable {
             k.count == len && (len == 0 || memcmp(k.baseAddress!, p + start, len) == 0)
         }
         guard same == true else { return false }
-        keys.push(candidate)
+        try keys.push(candidate)
         i = q &+ 1
         return true
     }
@@ -347,12 +424,14 @@ struct JSONReader: ~Copyable {
     }
 
     @inline(__always)
-    mutating func closeArray(_ f: Frame) -> [Value] {
-        values.popArray(from: f.valueStart)
+    mutating func closeArray(_ f: Frame) throws(AFSError) -> [Value] {
+        try values.popArray(from: f.valueStart)
     }
 
-    mutating func closeObject(_ f: Frame) -> ValueDict {
+    mutating func closeObject(_ f: Frame) throws(AFSError) -> ValueDict {
         let count = keys.count &- f.keyStart
+        // The dictionary's key list, value list and index, checked before anything moves.
+        try Memory.probe(count, of: (String, Value, Int, Int).self, "a dictionary of \(count) members")
         let level = frames.count &- 1
         let k = keys.base + f.keyStart
         let v = values.base + f.valueStart
@@ -522,6 +601,8 @@ struct JSONReader: ~Copyable {
             guard i < n else { throw unterminated(open) }
             let c = p[i]
             if c == asciiQuote {
+                try charge(i &- start)
+                try Memory.probe(i &- start, "a string of \(i &- start) bytes")
                 let s = String(decoding: UnsafeBufferPointer(start: p + start, count: i &- start), as: UTF8.self)
                 i &+= 1
                 return s
@@ -579,7 +660,8 @@ struct JSONReader: ~Copyable {
     /// holds the bytes before it.
     mutating func escapedString(_ open: Int) throws -> String {
         try unescapeIntoScratch(open)
-        return scratch.toString()
+        try charge(scratch.count)
+        return try scratch.toString()
     }
 
     /// The rest of a string with escapes, unescaped and appended to `scratch`; `i` ends

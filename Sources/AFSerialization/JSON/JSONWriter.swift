@@ -61,9 +61,10 @@ public enum JSONWriter {
         do {
             try emitter.value(value, depth: 0, to: &out)
         } catch {
-            out.truncate(to: start)
+            out.recover(to: start)
             throw AFSError(.invalidJSON, "\(invalidParametersMessage) (\(error.what) at \(error.pathText()))")
         }
+        try out.check("the JSON body", recoveringTo: start)
     }
 
     /// `value` as JSON bytes (see `write(_:options:to:)`).
@@ -71,7 +72,7 @@ public enum JSONWriter {
     public static func data(_ value: Value, options: JSONWritingOptions = []) throws -> [UInt8] {
         var out = ByteWriter(capacity: 256)
         try write(value, options: options, to: &out)
-        return out.toArray()
+        return try out.toArray()
     }
 }
 
@@ -113,7 +114,7 @@ struct JSONWriteFailure: Error {
                 out.append(UInt8(ascii: "]"))
             }
         }
-        return out.toString()
+        return (try? out.toString()) ?? "parameters"
     }
 }
 
@@ -145,9 +146,17 @@ extension JSONWriter {
                 out.append("null" as StaticString)
             case .dict(let d):
                 guard depth < JSONWriter.maxDepth else { throw JSONWriteFailure.tooDeep() }
+                if depth == LargeStack.hopDepth {  // deeper levels run on a large stack
+                    try LargeStack.run(&out) { (out) throws(JSONWriteFailure) in try dict(keys: d.keys, values: d.values, depth: depth, to: &out) }
+                    return
+                }
                 try dict(keys: d.keys, values: d.values, depth: depth, to: &out)
             case .array(let a):
                 guard depth < JSONWriter.maxDepth else { throw JSONWriteFailure.tooDeep() }
+                if depth == LargeStack.hopDepth {
+                    try LargeStack.run(&out) { (out) throws(JSONWriteFailure) in try array(a, depth: depth, to: &out) }
+                    return
+                }
                 try array(a, depth: depth, to: &out)
             case .set:
                 throw JSONWriteFailure(what: "a set")
@@ -236,7 +245,7 @@ extension JSONWriter {
         @inline(__always)
         func newline(_ depth: Int, to out: inout ByteWriter) {
             let n = 2 &* depth
-            out.reserve(n &+ 1)
+            guard out.reserve(n &+ 1) else { return }
             out.put(UInt8(ascii: "\n"))
             if n > 0 {
                 memset(out.base + out.count, 0x20, n)
@@ -273,7 +282,7 @@ extension JSONWriter {
         if d.magnitude < 9_007_199_254_740_992, d.rounded(.towardZero) == d, !(d == 0 && d.sign == .minus) {
             out.appendDecimal(Int64(d))
         } else {
-            out.reserve(DoubleTextSink.capacity)
+            guard out.reserve(DoubleTextSink.capacity) else { return }
             var sink = DoubleTextSink(out: out.base + out.count)
             d.write(to: &sink)
             if sink.overflowed {
@@ -360,7 +369,7 @@ extension JSONWriter {
         if n <= chunk {
             // The common case: one reservation for the worst case (6 bytes per input byte),
             // the quotes and the slack of an 8-byte store.
-            out.reserve(n &* 6 &+ 16)
+            guard out.reserve(n &* 6 &+ 16) else { return }
             var d = out.base + out.count
             d.pointee = UInt8(ascii: "\"")
             d = escape(s, n, into: d + 1, slash: slash)
@@ -372,7 +381,7 @@ extension JSONWriter {
         var i = 0
         while i < n {
             let k = Swift.min(chunk, n &- i)
-            out.reserve(k &* 6 &+ 16)
+            guard out.reserve(k &* 6 &+ 16) else { return }
             let d = escape(s + i, k, into: out.base + out.count, slash: slash)
             out.count = d - out.base
             i &+= k

@@ -4,25 +4,50 @@ public final class ByteBlock: @unchecked Sendable {  // immutable after init
     public let base: UnsafeMutablePointer<UInt8>
     public let count: Int
 
-    public init(_ bytes: UnsafeRawBufferPointer) {
+    /// A copy of `bytes` in `malloc` memory.
+    /// - Throws: `AFSError` `.noMemory` (naming `what`) when the copy cannot be allocated.
+    public init(_ bytes: UnsafeRawBufferPointer, what: @autoclosure () -> String = "a part body") throws(AFSError) {
+        guard let p = afsMalloc(bytes.count) else { throw AFSError.noMemory(what(), bytes: bytes.count) }
         count = bytes.count
-        base = UnsafeMutablePointer<UInt8>.allocate(capacity: Swift.max(bytes.count, 1))
+        base = p.assumingMemoryBound(to: UInt8.self)
         if let b = bytes.baseAddress, bytes.count > 0 { memcpy(base, b, bytes.count) }
     }
 
-    public init(_ bytes: [UInt8]) {
-        count = bytes.count
-        base = UnsafeMutablePointer<UInt8>.allocate(capacity: Swift.max(bytes.count, 1))
+    public convenience init(_ bytes: [UInt8]) throws(AFSError) {
+        try self.init(bytes: bytes)
+    }
+
+    private convenience init(bytes: [UInt8]) throws(AFSError) {
+        var r: Result<Void, AFSError> = .success(())
+        var block: ByteBlock?
         bytes.withUnsafeBytes { b in  // copy inside: the pointer is valid only here
-            if let p = b.baseAddress, b.count > 0 { memcpy(base, p, b.count) }
+            do throws(AFSError) { block = try ByteBlock(b) } catch { r = .failure(error) }
         }
+        if case .failure(let e) = r { throw e }
+        self.init(taking: block!)
     }
 
-    public convenience init(_ s: String) {
-        self.init(Array(s.utf8))
+    private init(taking other: ByteBlock) {
+        // Takes over the other block's memory (it must not free it).
+        base = other.base
+        count = other.count
+        other.owned = false
     }
 
-    deinit { base.deallocate() }
+    public convenience init(_ s: String) throws(AFSError) {
+        var s = s
+        var block: ByteBlock?
+        var failure: AFSError?
+        s.withUTF8 { b in
+            do throws(AFSError) { block = try ByteBlock(UnsafeRawBufferPointer(b)) } catch { failure = error }
+        }
+        if let failure { throw failure }
+        self.init(taking: block!)
+    }
+
+    private var owned = true
+
+    deinit { if owned { free(base) } }
 
     public var bytes: UnsafeRawBufferPointer { UnsafeRawBufferPointer(start: base, count: count) }
 
@@ -92,12 +117,14 @@ public final class BodyPart: @unchecked Sendable {  // only `consumed` changes, 
     var consumed: UInt64 = 0
     static let unknownPosition = UInt64.max
 
-    init(headers: [(name: String, value: String)], source: Source, length: UInt64, label: String) {
+    /// - Throws: `AFSError` `.noMemory` when the header block cannot be allocated.
+    init(headers: [(name: String, value: String)], source: Source, length: UInt64, label: String) throws(AFSError) {
         self.headers = headers
         var w = ByteWriter(capacity: 128)
         for (n, v) in headers { w.appendHeaderLine(n, v) }
         w.append("\r\n" as StaticString)
-        headerBlock = w.withBytes { ByteBlock(UnsafeRawBufferPointer($0)) }
+        if w.failed { throw AFSError.noMemory("the headers of \(label)", bytes: w.failedBytes) }
+        headerBlock = try ByteBlock(UnsafeRawBufferPointer(start: w.base, count: w.count), what: "the headers of \(label)")
         self.source = source
         self.length = length
         self.label = label

@@ -28,15 +28,15 @@ public final class MultipartBodyStream: @unchecked Sendable {
         let starts: [UInt64]
         let contentLength: UInt64
 
-        init(parts: [BodyPart], boundary: String) {
+        init(parts: [BodyPart], boundary: String) throws(AFSError) {
             precondition(!parts.isEmpty, "a multipart body has at least one part")
             self.parts = parts
             self.boundary = boundary
-            initial = ByteBlock("--" + boundary + "\r\n")
-            encapsulation = ByteBlock("\r\n--" + boundary + "\r\n")
-            final = ByteBlock("\r\n--" + boundary + "--\r\n")
+            initial = try ByteBlock("--" + boundary + "\r\n")
+            encapsulation = try ByteBlock("\r\n--" + boundary + "\r\n")
+            final = try ByteBlock("\r\n--" + boundary + "--\r\n")
             var s: [UInt64] = []
-            s.reserveCapacity(parts.count)
+            try s.checkedReserve(parts.count, "the part offsets")
             var total: UInt64 = 0
             for (i, p) in parts.enumerated() {
                 s.append(total)
@@ -66,6 +66,25 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// Called after every successful read or write with (bytes delivered so far, total).
     /// C: `afs_body_stream_set_progress`.
     @exclusivity(unchecked) public var progress: ((UInt64, UInt64) -> Void)?
+    /// Called like `progress` (after it); returning true cancels: `write(to:)` stops at
+    /// once and a read's bytes are delivered but the next read fails, both with `.io`,
+    /// `ECANCELED`, "cancelled by the progress callback …", sticky until `rewind`/`seek`.
+    /// C: `afs_body_stream_set_progress_cancel`.
+    @exclusivity(unchecked) public var shouldCancel: ((UInt64, UInt64) -> Bool)?
+
+    /// Kernel copies and in-memory writes move at most this much per step, so progress (and
+    /// a chance to cancel) comes at least every 1 MiB.
+    public static let writeStep = 1 << 20
+
+    /// Reports progress; true when the caller cancelled (the sticky error is then set).
+    @inline(__always)
+    func report() -> Bool {
+        progress?(position, layout.contentLength)
+        guard let c = shouldCancel, c(position, layout.contentLength) else { return false }
+        error = AFSError(.io, "cancelled by the progress callback at byte \(position) of \(layout.contentLength)", osErrno: ECANCELED)
+        closeFile()
+        return true
+    }
 
     @exclusivity(unchecked) public private(set) var isOpen = false
     @exclusivity(unchecked) public private(set) var isClosed = false
@@ -95,8 +114,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
     @exclusivity(unchecked) var carryOffset: UInt64 = 0
 
     /// A stream over `parts` separated by `boundary`. The first read opens it.
-    public init(parts: [BodyPart], boundary: String) {
-        layout = Layout(parts: parts, boundary: boundary)
+    /// - Throws: `AFSError` `.noMemory`.
+    public init(parts: [BodyPart], boundary: String) throws(AFSError) {
+        layout = try Layout(parts: parts, boundary: boundary)
         self.parts = layout.parts
     }
 
@@ -107,8 +127,8 @@ public final class MultipartBodyStream: @unchecked Sendable {
 
     deinit {
         if fd >= 0 { Platform.close(fd) }
-        scratch?.deallocate()
-        iov?.deallocate()
+        free(scratch)
+        free(iov)
     }
 
     /// A new reader of the same body, at offset 0, sharing the parts (AFNetworking's
@@ -181,7 +201,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
         }
         if n > 0 {
             position += UInt64(n)
-            progress?(position, layout.contentLength)
+            if report() { return n }  // these bytes are delivered; the next read fails
             if delay > 0 { MultipartBodyStream.sleep(delay) }
         }
         return n
@@ -383,7 +403,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
             }
             part.consumed = 0
         }
-        let tmp = scratchBuffer()
+        let tmp = try scratchBuffer()
         while part.consumed < target {
             let want = Int(Swift.min(target - part.consumed, UInt64(MultipartBodyStream.scratchSize)))
             _ = try readCallback(part, source, tmp, want)
@@ -394,9 +414,12 @@ public final class MultipartBodyStream: @unchecked Sendable {
         AFSError(.unsupported, "\(part.label): its stream has no rewind function and has already been read")
     }
 
-    func scratchBuffer() -> UnsafeMutablePointer<UInt8> {
+    func scratchBuffer() throws(AFSError) -> UnsafeMutablePointer<UInt8> {
         if let s = scratch { return s }
-        let s = UnsafeMutablePointer<UInt8>.allocate(capacity: MultipartBodyStream.scratchSize)
+        guard let raw = afsMalloc(MultipartBodyStream.scratchSize) else {
+            throw AFSError.noMemory("the body stream's scratch buffer", bytes: MultipartBodyStream.scratchSize)
+        }
+        let s = raw.assumingMemoryBound(to: UInt8.self)
         scratch = s
         return s
     }
@@ -507,7 +530,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
         var kernelPart = -1
         while phase != .end {
             let part = parts[partIndex]
-            let chunk = packetSize
+            let chunk = Swift.min(packetSize, MultipartBodyStream.writeStep)
             var did = 0
             switch (phase, part.source) {
             case (.body, .file):
@@ -521,7 +544,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                     continue
                 }
                 if self.fd < 0 { try source { try openFile(part) } }
-                let want = Int(Swift.min(part.length - offset, UInt64(Swift.min(chunk, 1 << 30))))
+                let want = Int(Swift.min(part.length - offset, UInt64(chunk)))
                 if kernel {
                     let r = kernelCopy(to: out, regular: regular, want)
                     if r > 0 {
@@ -535,7 +558,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                         continue
                     }
                 } else {
-                    let tmp = scratchBuffer()
+                    let tmp = try scratchBuffer()
                     let r = try source { () throws -> Int in
                         let k = Swift.min(want, MultipartBodyStream.scratchSize)
                         var r: Int
@@ -556,7 +579,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                         advancePhase()
                         continue
                     }
-                    let tmp = scratchBuffer()
+                    let tmp = try scratchBuffer()
                     let want = Int(Swift.min(part.length - offset, UInt64(Swift.min(chunk, MultipartBodyStream.scratchSize))))
                     let r = try source { try readCallback(part, src, tmp, want) }
                     carryPart = partIndex
@@ -573,7 +596,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
             if did > 0 {
                 position += UInt64(did)
                 written += UInt64(did)
-                progress?(position, layout.contentLength)
+                if report(), let e = error { throw e }
                 if delay > 0 { MultipartBodyStream.sleep(delay) }
             }
         }
@@ -611,7 +634,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// Writes consecutive in-memory phases (boundaries, headers, memory bodies) with one
     /// `writev`, and moves the cursor by what was written.
     func writeMemory(_ out: Int32, _ chunk: Int, _ sig: inout SigpipeGuard) throws -> Int {
-        let iov = iovecs()
+        let iov = try iovecs()
         var count = 0, total = 0
         // Walk a copy of the cursor over the in-memory phases.
         var p = partIndex, ph = phase, off = offset
@@ -680,9 +703,11 @@ public final class MultipartBodyStream: @unchecked Sendable {
         }
     }
 
-    func iovecs() -> UnsafeMutablePointer<iovec> {
+    func iovecs() throws(AFSError) -> UnsafeMutablePointer<iovec> {
         if let v = iov { return v }
-        let v = UnsafeMutablePointer<iovec>.allocate(capacity: MultipartBodyStream.iovCount)
+        let bytes = MultipartBodyStream.iovCount * MemoryLayout<iovec>.stride
+        guard let raw = afsMalloc(bytes) else { throw AFSError.noMemory("the body stream's write vector", bytes: bytes) }
+        let v = raw.bindMemory(to: iovec.self, capacity: MultipartBodyStream.iovCount)
         iov = v
         return v
     }

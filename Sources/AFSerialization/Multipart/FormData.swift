@@ -39,9 +39,15 @@ public final class MultipartForm {
         if isSpent { throw AFSError(.state, "the form is spent: afs_form_finish was already called") }
     }
 
-    private func add(headers: [(name: String, value: String)], source: BodyPart.Source, length: UInt64, name: String?) {
-        parts.append(BodyPart(headers: headers, source: source, length: length,
-                              label: BodyPart.label(index: parts.count, name: name)))
+    /// Appends a part. Every header value is checked (a NUL, CR or LF in a name or filename
+    /// that reached `Content-Disposition` is refused here, as in any other part header).
+    private func add(headers: [(name: String, value: String)], source: @autoclosure () throws(AFSError) -> BodyPart.Source,
+                     length: UInt64, name: String?) throws {
+        for (n, v) in headers { try HTTPSyntax.validateHeaderValue(v, name: n) }
+        let label = BodyPart.label(index: parts.count, name: name)
+        try parts.checkedReserve(parts.count + 1 > parts.capacity ? Swift.max(16, 2 * parts.capacity) : 0, "the list of parts")
+        let part = try BodyPart(headers: headers, source: try source(), length: length, label: label)
+        parts.append(part)
     }
 
     private func fileHeaders(name: String, filename: String, mimeType: String) throws -> [(name: String, value: String)] {
@@ -83,7 +89,7 @@ public final class MultipartForm {
         Platform.close(fd)
         let fname = filename ?? MultipartForm.lastPathComponent(path)
         let type = mimeType ?? MIMETypes.forFilename(fname)
-        add(headers: try fileHeaders(name: name, filename: fname, mimeType: type),
+        try add(headers: try fileHeaders(name: name, filename: fname, mimeType: type),
             source: .file(path: path), length: UInt64(st.st_size), name: name)
     }
 
@@ -94,8 +100,8 @@ public final class MultipartForm {
     public func appendFileData(_ data: UnsafeRawBufferPointer, name: String, filename: String, mimeType: String? = nil) throws {
         try checkUsable()
         let type = mimeType ?? MIMETypes.forFilename(filename)
-        add(headers: try fileHeaders(name: name, filename: filename, mimeType: type),
-            source: .memory(ByteBlock(data)), length: UInt64(data.count), name: name)
+        try add(headers: try fileHeaders(name: name, filename: filename, mimeType: type),
+            source: .memory(try ByteBlock(data, what: "the body of file part \"\(filename)\" (\(data.count) bytes)")), length: UInt64(data.count), name: name)
     }
 
     public func appendFileData(_ data: [UInt8], name: String, filename: String, mimeType: String? = nil) throws {
@@ -107,8 +113,8 @@ public final class MultipartForm {
     /// - Throws: `.state`.
     public func appendFormData(_ data: UnsafeRawBufferPointer, name: String) throws {
         try checkUsable()
-        add(headers: [("Content-Disposition", BodyPart.contentDisposition(name: name, filename: nil))],
-            source: .memory(ByteBlock(data)), length: UInt64(data.count), name: name)
+        try add(headers: [("Content-Disposition", BodyPart.contentDisposition(name: name, filename: nil))],
+            source: .memory(try ByteBlock(data, what: "the body of field \"\(name)\" (\(data.count) bytes)")), length: UInt64(data.count), name: name)
     }
 
     public func appendFormData(_ data: [UInt8], name: String) throws {
@@ -123,7 +129,7 @@ public final class MultipartForm {
     public func appendStream(_ source: PartStreamSource, length: UInt64, name: String, filename: String, mimeType: String? = nil) throws {
         try checkUsable()
         let type = mimeType ?? MIMETypes.forFilename(filename)
-        add(headers: try fileHeaders(name: name, filename: filename, mimeType: type),
+        try add(headers: try fileHeaders(name: name, filename: filename, mimeType: type),
             source: .stream(source), length: length, name: name)
     }
 
@@ -137,7 +143,7 @@ public final class MultipartForm {
             try HTTPSyntax.validateHeaderName(n)
             try HTTPSyntax.validateHeaderValue(v, name: n)
         }
-        add(headers: headers, source: .memory(ByteBlock(body)), length: UInt64(body.count), name: nil)
+        try add(headers: headers, source: .memory(try ByteBlock(body, what: "the body of a part (\(body.count) bytes)")), length: UInt64(body.count), name: nil)
     }
 
     public func appendPart(headers: [(name: String, value: String)], body: [UInt8]) throws {
@@ -204,7 +210,7 @@ public final class MultipartForm {
         } else {
             while collision(Array(boundary.utf8)) != nil { boundary = MultipartForm.generateBoundary() }
         }
-        let stream = MultipartBodyStream(parts: parts, boundary: boundary)
+        let stream = try MultipartBodyStream(parts: parts, boundary: boundary)
         stream.packetSize = packetSize
         stream.delay = delay
         var r = baseRequest
@@ -266,7 +272,7 @@ extension RequestSerializer {
             default:
                 var w = ByteWriter(capacity: 32)
                 value.appendText(to: &w, literalBools: literal)
-                try form.appendFormData(try encoding.encode(w.toString(), what: "the value of field \"\(name)\""), name: name)
+                try form.appendFormData(try encoding.encode(try w.toString(), what: "the value of field \"\(name)\""), name: name)
             }
         }
         return form

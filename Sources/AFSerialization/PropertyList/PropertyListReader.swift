@@ -34,8 +34,9 @@
 /// bytes than the object area holds (only overlapping objects could make it), so work and
 /// memory stay proportional to the file. A reference cycle is an error, and so is a file
 /// whose tree, with shared objects counted at every place they are referenced, would hold
-/// more than `max(64 × file size, 2^20)` values (a "billion laughs" guard: the decoded
-/// `Value` shares storage, but code walking it would not).
+/// more than the decoding budget allows (`DecodeBudget`: by default 64 × the file size +
+/// 1 MiB, with every value counted as 32 bytes plus its text or data; a "billion laughs"
+/// guard: the decoded `Value` shares storage, but code walking or converting it would not).
 ///
 /// Nesting deeper than `maxDepth` containers is an error in both formats. Both parsers
 /// keep their own stack, so no input can overflow the thread's stack while parsing; a very
@@ -54,23 +55,29 @@ public enum PropertyListReader {
     /// - Throws: `AFSError` `.invalidPlist` with a message that ends "at byte offset N", for
     ///   empty input, malformed XML or binary structure, values out of range, and nesting
     ///   deeper than `maxDepth`. C: `afs_response_serialize` with a plist response serializer.
-    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth) throws -> Value {
+    ///   - maxDecodedBytes: a `DecodeBudget` limit lower than the default (0: the default,
+    ///     64 × the size + 1 MiB).
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, maxDepth: Int = defaultMaxDepth,
+                             maxDecodedBytes: Int = 0) throws -> Value {
         guard let p = bytes.baseAddress, bytes.count > 0 else {
             throw AFSError(.invalidPlist, "empty property list at byte offset 0")
         }
         let n = bytes.count
+        let budget = DecodeBudget(limit: DecodeBudget.limit(bodySize: n, max: maxDecodedBytes))
         if n >= 6, p[0] == 0x62, p[1] == 0x70, p[2] == 0x6C, p[3] == 0x69, p[4] == 0x73, p[5] == 0x74 {  // "bplist"
             var r = BinaryPlistReader(p: p, n: n, maxDepth: maxDepth)
+            r.budget = budget
             return try r.read()
         }
         var r = XMLPlistReader(p: p, n: n, maxDepth: maxDepth)
+        r.budget = budget
         return try r.read()
     }
 
     /// Parses a property list (see `parse(_:maxDepth:)` on a buffer).
     /// - Throws: `AFSError` `.invalidPlist`.
-    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws -> Value {
-        try bytes.withUnsafeBufferPointer { try parse($0, maxDepth: maxDepth) }
+    public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth, maxDecodedBytes: Int = 0) throws -> Value {
+        try bytes.withUnsafeBufferPointer { try parse($0, maxDepth: maxDepth, maxDecodedBytes: maxDecodedBytes) }
     }
 }
 
@@ -91,7 +98,9 @@ private struct BinaryPlistReader {
     /// When two objects share an offset: the first object number with each one's offset.
     var alias: [Int]? = nil
     /// Object-area bytes not yet decoded; objects that overlap would drive it below zero.
-    var budget = 0
+    var areaLeft = 0
+    /// The decoded tree's limit (sizes below are charged against it).
+    var budget = DecodeBudget.unlimited
 
     enum ContainerKind { case array, set, dict }
 
@@ -175,7 +184,7 @@ private struct BinaryPlistReader {
             }
             topObject = alias![topObject]
         }
-        budget = tableOffset - 8
+        areaLeft = tableOffset - 8
     }
 
     /// Checks that `length` bytes from `start` lie inside the object area.
@@ -213,8 +222,8 @@ private struct BinaryPlistReader {
     /// spans to `budget`.
     mutating func object(_ obj: Int) throws -> Object {
         let (o, end) = try decode(obj)
-        budget -= end - offsets[obj]
-        guard budget >= 0 else {
+        areaLeft -= end - offsets[obj]
+        guard areaLeft >= 0 else {
             throw fail("objects overlap: decoding them needs more than the \(tableOffset - 8) bytes they occupy", offsets[obj])
         }
         return o
@@ -321,7 +330,7 @@ private struct BinaryPlistReader {
             }
             appendUTF8(scalar, to: &out)
         }
-        return out.toString()
+        return try out.toString()
     }
 
     func reference(_ at: Int) throws -> Int {
@@ -332,12 +341,35 @@ private struct BinaryPlistReader {
 
     mutating func read() throws -> Value {
         try readTrailer()
-        let limit = Swift.max(n.multipliedReportingOverflow(by: 64).partialValue, 1 << 20)
+        let limit = budget.limit
+        let unit = DecodeBudget.bytesPerValue
+        try Memory.probe(objectCount, of: (Value, Int, UInt8).self, "the table of \(objectCount) objects")
+        /// What a decoded scalar is charged: one value plus its text or data.
+        func cost(_ v: Value) -> Int {
+            switch v {
+            case .string(let s): return unit + s.utf8.count
+            case .data(let d): return unit + d.count
+            default: return unit
+            }
+        }
         // 0: not seen, 1: being filled (on the stack), 2: decoded (in `cache`).
         var state = [UInt8](repeating: 0, count: objectCount)
         var cache = [Value](repeating: .null, count: objectCount)
         var sizes = [Int](repeating: 0, count: objectCount)
         var frames: [Frame] = []
+        // The decoded objects are shared with the result; after a failure they may be the
+        // last holders of deep subtrees: release those without deep recursion.
+        var succeeded = false
+        defer {
+            if !succeeded {
+                while var f = frames.popLast() {
+                    var items = Value.array(f.items)
+                    f.items = []
+                    Value.releaseDeep(&items)
+                }
+                for i in cache.indices where cache[i].isContainer { Value.releaseDeep(&cache[i]) }
+            }
+        }
 
         /// The value of object `r` when it is done or a scalar; nil when a frame was pushed.
         func begin(_ r: Int) throws -> (Value, Int)? {
@@ -349,16 +381,17 @@ private struct BinaryPlistReader {
                 case .scalar(let v):
                     state[r] = 2
                     cache[r] = v
-                    sizes[r] = 1
-                    return (v, 1)
+                    sizes[r] = cost(v)
+                    return (v, sizes[r])
                 case .container(let kind, let refsAt, let count):
                     guard frames.count < maxDepth else {
                         throw fail("containers nested deeper than \(maxDepth) levels", offsets[r])
                     }
                     state[r] = 1
                     var f = Frame(object: r, kind: kind, refsAt: refsAt, count: count)
-                    f.items.reserveCapacity(count)
-                    if kind == .dict { f.keys.reserveCapacity(count) }
+                    f.size = unit
+                    try f.items.checkedReserve(count, "a container of \(count) members")
+                    if kind == .dict { try f.keys.checkedReserve(count, "a dictionary of \(count) keys") }
                     frames.append(f)
                     return nil
                 }
@@ -371,7 +404,7 @@ private struct BinaryPlistReader {
             if state[r] == 0, case .scalar(let v) = try object(r), case .string(let s) = v {
                 state[r] = 2
                 cache[r] = v
-                sizes[r] = 1
+                sizes[r] = cost(v)
                 return s
             }
             throw fail("dictionary key (object \(r)) is not a string", at)
@@ -382,11 +415,14 @@ private struct BinaryPlistReader {
             frames[f].items.append(v)
             frames[f].size += size
             if frames[f].size > limit {
-                throw fail("the tree expands to more than \(limit) values through shared objects", offsets[frames[f].object])
+                throw fail(budget.exceeded(), offsets[frames[f].object])
             }
         }
 
-        if let (v, _) = try begin(topObject) { return v }
+        if let (v, _) = try begin(topObject) {
+            succeeded = true
+            return v
+        }
         while true {
             let f = frames.count - 1
             let total = frames[f].kind == .dict ? 2 * frames[f].count : frames[f].count
@@ -396,7 +432,9 @@ private struct BinaryPlistReader {
                 let at = frames[f].refsAt + idx * refSize
                 let r = try reference(at)
                 if frames[f].kind == .dict && idx < frames[f].count {
-                    frames[f].keys.append(try key(r, at: at))
+                    let k = try key(r, at: at)
+                    frames[f].keys.append(k)
+                    frames[f].size += unit + k.utf8.count
                     continue
                 }
                 if let (v, size) = try begin(r) { try add(v, size: size) }
@@ -414,7 +452,10 @@ private struct BinaryPlistReader {
                 state[done.object] = 2
                 cache[done.object] = v
                 sizes[done.object] = done.size
-                if frames.isEmpty { return v }
+                if frames.isEmpty {
+                    succeeded = true
+                    return v
+                }
                 try add(v, size: done.size)
             }
         }
@@ -467,12 +508,12 @@ func isoDate(_ seconds: Double) -> String? {
         digits(f, width)
     }
     out.append(UInt8(ascii: "Z"))
-    return out.toString()
+    return out.messageText()
 }
 
 @inline(__always)
 private func appendUTF8(_ scalar: UInt32, to out: inout ByteWriter) {
-    out.reserve(4)
+    guard out.reserve(4) else { return }
     if scalar < 0x80 {
         out.put(UInt8(scalar))
     } else if scalar < 0x800 {
@@ -498,7 +539,7 @@ private func hexByte(_ b: UInt8) -> String {
     out.append("0x" as StaticString)
     out.append(hexDigits[Int(b >> 4)])
     out.append(hexDigits[Int(b & 0xF)])
-    return out.toString()
+    return out.messageText()
 }
 
 /// `"ab"` for printable ASCII, else `0xHHHH…`: bytes from the input named in messages.
@@ -515,7 +556,7 @@ private func printable(_ p: UnsafePointer<UInt8>, _ count: Int) -> String {
             out.append(hexDigits[Int(p[k] & 0xF)])
         }
     }
-    return out.toString()
+    return out.messageText()
 }
 
 // MARK: - XML
@@ -527,6 +568,8 @@ private struct XMLPlistReader: ~Copyable {
     var i = 0
     /// Text of the current element when it needed decoding (entities, CDATA, comments).
     var scratch = ByteWriter(capacity: 256)
+    /// The decoded tree's limit.
+    var budget = DecodeBudget.unlimited
 
     enum Tag: Equatable {
         case plist, dict, array, key, string, integer, real, date, data, `true`, `false`
@@ -650,7 +693,7 @@ private struct XMLPlistReader: ~Copyable {
                 for b in UnsafeBufferPointer(start: p + vs, count: ve - vs) {
                     name.append(b >= 0x41 && b <= 0x5A ? b + 0x20 : b)
                 }
-                let enc = name.toString()
+                let enc = try name.toString()
                 if enc != "utf-8" && enc != "utf8" && enc != "us-ascii" && enc != "ascii" {
                     throw fail("the declared encoding \"\(String(decoding: UnsafeBufferPointer(start: p + vs, count: ve - vs), as: UTF8.self))\" is not supported (only UTF-8)", vs)
                 }
@@ -717,8 +760,9 @@ private struct XMLPlistReader: ~Copyable {
         }
     }
 
-    func text(_ s: Int, _ e: Int) -> String {
-        String(decoding: UnsafeBufferPointer(start: p + s, count: e - s), as: UTF8.self)
+    func text(_ s: Int, _ e: Int) throws(AFSError) -> String {
+        try Memory.probe(e - s, "a string of \(e - s) bytes")
+        return String(decoding: UnsafeBufferPointer(start: p + s, count: e - s), as: UTF8.self)
     }
 
     /// A start tag at `i` (which is `<`): its element, whether it is empty (`<x/>`), and
@@ -728,7 +772,7 @@ private struct XMLPlistReader: ~Copyable {
         let (s, e) = name(i + 1)
         guard let t = tag(s, e) else {
             if s == e { throw fail("malformed tag", start) }
-            throw fail("unknown element <\(text(s, e))>", start)
+            throw fail("unknown element <\((try? text(s, e)) ?? "")>", start)
         }
         i = e
         while true {
@@ -767,7 +811,7 @@ private struct XMLPlistReader: ~Copyable {
         let start = i
         let (s, e) = name(i + 2)
         guard tag(s, e) == expected else {
-            throw fail("</\(text(s, e))> where </\(expected.name)> (for the <\(expected.name)> at byte offset \(openedAt)) was expected", start)
+            throw fail("</\((try? text(s, e)) ?? "")> where </\(expected.name)> (for the <\(expected.name)> at byte offset \(openedAt)) was expected", start)
         }
         i = e
         skipSpace()
@@ -833,7 +877,7 @@ private struct XMLPlistReader: ~Copyable {
         if eq("quot") { scratch.append(UInt8(ascii: "\"")); return }
         if eq("apos") { scratch.append(UInt8(ascii: "'")); return }
         guard p[body] == UInt8(ascii: "#"), e - body >= 2 else {
-            throw fail("unknown entity &\(text(body, e));", s)
+            throw fail("unknown entity &\((try? text(body, e)) ?? "");", s)
         }
         var k = body + 1
         let hex = p[k] == UInt8(ascii: "x")
@@ -847,7 +891,37 @@ private struct XMLPlistReader: ~Copyable {
             k += 1
         }
         if v & 0xFFFF_F800 == 0xD800 { throw fail("character reference to a surrogate", s) }
+        guard Self.isXMLCharacter(v) else {
+            throw fail("character reference to \(Self.scalarName(v)), which XML 1.0 does not allow", s)
+        }
         appendUTF8(v, to: &scratch)
+    }
+
+    /// XML 1.0's `Char`: tab, LF, CR, U+0020–U+D7FF, U+E000–U+FFFD, U+10000–U+10FFFF.
+    static func isXMLCharacter(_ v: UInt32) -> Bool {
+        v == 0x9 || v == 0xA || v == 0xD || (v >= 0x20 && v <= 0xD7FF) || (v >= 0xE000 && v <= 0xFFFD) || v >= 0x10000
+    }
+
+    /// `U+0001`.
+    static func scalarName(_ v: UInt32) -> String {
+        let h = String(v, radix: 16, uppercase: true)
+        return "U+" + String(repeating: "0", count: Swift.max(0, 4 - h.utf8.count)) + h
+    }
+
+    /// The offset and scalar of the first raw character XML 1.0 does not allow (control
+    /// characters other than tab, LF and CR; U+FFFE; U+FFFF) in valid UTF-8, or nil.
+    static func firstNonXMLCharacter(_ p: UnsafePointer<UInt8>, _ n: Int, from: Int) -> (Int, UInt32)? {
+        var k = from
+        while k < n {
+            let b = p[k]
+            if b < 0x20 {
+                if b != 0x9 && b != 0xA && b != 0xD { return (k, UInt32(b)) }
+            } else if b == 0xEF && k + 2 < n && p[k + 1] == 0xBF && (p[k + 2] == 0xBE || p[k + 2] == 0xBF) {
+                return (k, p[k + 2] == 0xBE ? 0xFFFE : 0xFFFF)
+            }
+            k += 1
+        }
+        return nil
     }
 
     @inline(__always)
@@ -862,8 +936,8 @@ private struct XMLPlistReader: ~Copyable {
     /// The element's text as a String.
     mutating func string(_ t: StartTag) throws -> String {
         if t.selfClosing { return "" }
-        if let r = try content(t) { return text(r.lowerBound, r.upperBound) }
-        return scratch.toString()
+        if let r = try content(t) { return try text(r.lowerBound, r.upperBound) }
+        return try scratch.toString()
     }
 
     /// Runs `body` on the element's text with surrounding whitespace removed.
@@ -924,7 +998,7 @@ private struct XMLPlistReader: ~Copyable {
             default: numeric = false
             }
         }
-        let s = lower.toString()
+        let s = try lower.toString()
         switch s {
         case "nan", "+nan", "-nan": return .double(.nan)
         case "inf", "+inf", "infinity", "+infinity": return .double(.infinity)
@@ -986,6 +1060,9 @@ private struct XMLPlistReader: ~Copyable {
         }
         if n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF { i = 3 }
         if let bad = firstInvalidUTF8(p, n, from: i) { throw fail("invalid UTF-8", bad) }
+        if let (bad, scalar) = Self.firstNonXMLCharacter(p, n, from: i) {
+            throw fail("\(Self.scalarName(scalar)) is not a character XML 1.0 allows (the writer and plistlib refuse it too)", bad)
+        }
         // Prolog.
         var first = true
         while true {
@@ -1034,6 +1111,16 @@ private struct XMLPlistReader: ~Copyable {
     /// explicit stack of open containers.
     mutating func tree(_ first: StartTag) throws -> Value {
         var stack: [Frame] = []
+        // After a failure the finished subtrees in the open containers are released
+        // without deep recursion on this stack.
+        defer {
+            while var f = stack.popLast() {
+                var items = Value.array(f.items), dict = Value.dict(f.dict)
+                f = Frame(isDict: false, at: 0)
+                Value.releaseDeep(&items)
+                Value.releaseDeep(&dict)
+            }
+        }
         var t = first
         while true {
             if t.tag != .key, let last = stack.indices.last, stack[last].isDict, stack[last].key == nil {
@@ -1051,7 +1138,9 @@ private struct XMLPlistReader: ~Copyable {
             case .key:
                 guard let last = stack.indices.last, stack[last].isDict else { throw fail("<key> outside a dictionary", t.at) }
                 guard stack[last].key == nil else { throw fail("two <key>s in a row", t.at) }
-                stack[last].key = try string(t)
+                let k = try string(t)
+                if !budget.charge(DecodeBudget.bytesPerValue + k.utf8.count) { throw fail(budget.exceeded(), t.at) }
+                stack[last].key = k
             case .string:
                 produced = .string(try string(t))
             case .integer:
@@ -1083,13 +1172,16 @@ private struct XMLPlistReader: ~Copyable {
             while true {
                 if let v = produced {
                     produced = nil
+                    var c = DecodeBudget.bytesPerValue
+                    if case .string(let s) = v { c += s.utf8.count } else if case .data(let d) = v { c += d.count }
+                    if !budget.charge(c) { throw fail(budget.exceeded(), i) }
                     guard !stack.isEmpty else { return v }
                     let top = stack.count - 1
                     if stack[top].isDict {
                         stack[top].dict[stack[top].key!] = v
                         stack[top].key = nil
                     } else {
-                        stack[top].items.append(v)
+                        try stack[top].items.checkedAppend(v, "an array")
                     }
                 }
                 try skipMisc()

@@ -66,7 +66,7 @@ public enum PropertyListWriter {
     public static func data(_ value: Value, format: PropertyListFormat) throws -> [UInt8] {
         var out = ByteWriter(capacity: 512)
         try write(value, format: format, to: &out)
-        return out.toArray()
+        return try out.toArray()
     }
 
     /// Appends `value` as a property list to `out` (see `data(_:format:)`); on failure `out`
@@ -80,9 +80,11 @@ public enum PropertyListWriter {
             case .binary: try BinaryEmitter.document(value, to: &out)
             }
         } catch {
-            out.truncate(to: start)
+            out.recover(to: start)
+            if let e = error.noMemory { throw e }
             throw AFSError(.invalidPlist, "\(invalidParametersMessage) (\(error.what) at \(error.pathText())\(error.hint))")
         }
+        try out.check("the property list", recoveringTo: start)
     }
 }
 
@@ -98,6 +100,18 @@ struct PlistWriteFailure: Error {
     var what: String
     var hint: String = ""
     var path: [Step] = []
+    /// Set when the writer ran out of memory (reported as that, not as invalid input).
+    var noMemory: AFSError? = nil
+
+    init(what: String, hint: String = "") {
+        self.what = what
+        self.hint = hint
+    }
+
+    init(noMemory: AFSError) {
+        self.what = "out of memory"
+        self.noMemory = noMemory
+    }
 
     static let null = PlistWriteFailure(what: "null")
     static let set = PlistWriteFailure(what: "a set", hint: ": use an array")
@@ -140,7 +154,7 @@ struct PlistWriteFailure: Error {
             }
             out.append(UInt8(ascii: "]"))
         }
-        return out.toString()
+        return out.messageText()
     }
 }
 
@@ -155,7 +169,7 @@ private func unicodeName(_ scalar: UInt32) -> String {
     for i in stride(from: digits - 1, through: 0, by: -1) {
         out.append(hexDigitsUpper[Int((scalar >> (4 * UInt32(i))) & 0xF)])
     }
-    return out.toString()
+    return out.messageText()
 }
 
 // MARK: - XML
@@ -171,13 +185,21 @@ private enum XMLEmitter {
 
     @inline(__always)
     static func tabs(_ n: Int, to out: inout ByteWriter) {
-        out.reserve(n)
+        guard out.reserve(n) else { return }
         for _ in 0..<n { out.put(0x09) }
     }
 
     /// Writes `value` as one element whose tag starts at the current position (the caller
     /// wrote the indentation), ending with a newline; nested lines are indented by `indent`.
     static func element(_ value: Value, indent: Int, to out: inout ByteWriter) throws(PlistWriteFailure) {
+        if indent == LargeStack.hopDepth && value.isContainer {  // deeper levels run on a large stack
+            try LargeStack.run(&out) { (out) throws(PlistWriteFailure) in try elementHere(value, indent: indent, to: &out) }
+            return
+        }
+        try elementHere(value, indent: indent, to: &out)
+    }
+
+    static func elementHere(_ value: Value, indent: Int, to out: inout ByteWriter) throws(PlistWriteFailure) {
         switch value {
         case .string(let s):
             out.append("<string>" as StaticString)
@@ -332,7 +354,7 @@ private enum XMLEmitter {
                 var i = 0
                 while i < n {
                     let end = min(i + bytesPerLine, n)
-                    out.reserve(indent + lineChars + 1)
+                    guard out.reserve(indent + lineChars + 1) else { return }
                     for _ in 0..<indent { out.put(0x09) }
                     while i + 3 <= end {
                         let v = UInt32(src[i]) << 16 | UInt32(src[i + 1]) << 8 | UInt32(src[i + 2])
@@ -381,11 +403,23 @@ private struct BinaryEmitter {
 
     /// Numbers `value` and everything under it; returns its object number.
     mutating func flatten(_ value: Value, depth: Int = 0) throws(PlistWriteFailure) -> Int {
+        if depth == LargeStack.hopDepth && value.isContainer {  // deeper levels run on a large stack
+            var r: Result<Int, PlistWriteFailure> = .failure(PlistWriteFailure(noMemory: LargeStack.noStack()))
+            _ = LargeStack.run {
+                do throws(PlistWriteFailure) { r = .success(try flattenHere(value, depth: depth)) } catch { r = .failure(error) }
+            }
+            return try r.get()
+        }
+        return try flattenHere(value, depth: depth)
+    }
+
+    mutating func flattenHere(_ value: Value, depth: Int) throws(PlistWriteFailure) -> Int {
         switch value {
         case .array(let items):
             guard depth < PropertyListWriter.maxDepth else { throw .tooDeep }
             let me = objects.count
             let start = refs.count
+            try grow(items.count)
             objects.append(.array(refsStart: start, count: items.count))
             refs.append(contentsOf: repeatElement(0, count: items.count))
             for (i, item) in items.enumerated() {
@@ -403,10 +437,11 @@ private struct BinaryEmitter {
             let me = objects.count
             let start = refs.count
             let n = d.count
+            try grow(2 * n)
             objects.append(.dict(refsStart: start, count: n))
             refs.append(contentsOf: repeatElement(0, count: 2 * n))
             let keys = d.keys
-            for (i, k) in keys.enumerated() { refs[start + i] = scalarObject(.string(k)) }
+            for (i, k) in keys.enumerated() { refs[start + i] = try scalarObject(.string(k)) }
             for (i, v) in d.values.enumerated() {
                 do {
                     refs[start + n + i] = try flatten(v, depth: depth + 1)
@@ -420,15 +455,26 @@ private struct BinaryEmitter {
         case .null: throw .null
         case .set: throw .set
         case .string, .int, .double, .bool, .data:
-            return scalarObject(value)
+            return try scalarObject(value)
+        }
+    }
+
+    /// Makes room for one more object and `n` more references, checked (`.noMemory`).
+    mutating func grow(_ n: Int) throws(PlistWriteFailure) {
+        do throws(AFSError) {
+            if objects.count == objects.capacity { try objects.checkedReserve(Swift.max(16, 2 * objects.capacity) + n, "the property list's object table") }
+            if refs.count + n > refs.capacity { try refs.checkedReserve(Swift.max(2 * refs.capacity, refs.count + n), "the property list's references") }
+        } catch {
+            throw PlistWriteFailure(noMemory: error)
         }
     }
 
     /// The object number of a scalar, shared with every equal scalar written before.
-    mutating func scalarObject(_ v: Value) -> Int {
+    mutating func scalarObject(_ v: Value) throws(PlistWriteFailure) -> Int {
         let h = unique.hash(v)
         if let n = unique.find(v, hash: h, in: objects) { return n }
         let n = objects.count
+        try grow(0)
         objects.append(.scalar(v))
         unique.insert(n, hash: h)
         return n
@@ -448,6 +494,10 @@ private struct BinaryEmitter {
         let base = out.count
         out.append("bplist00" as StaticString)
         let refSize = Self.sizeFor(objects.count)
+        guard (try? Memory.probe(objects.count, of: Int.self, "")) != nil else {
+            out.markFailed(objects.count * MemoryLayout<Int>.stride)
+            return
+        }
         var offsets = [Int](repeating: 0, count: objects.count)
         for (i, object) in objects.enumerated() {
             offsets[i] = out.count - base
@@ -463,7 +513,7 @@ private struct BinaryEmitter {
         }
         let tableOffset = out.count - base
         let offsetSize = Self.sizeFor(tableOffset)
-        out.reserve(offsets.count * offsetSize + 32)
+        guard out.reserve(offsets.count * offsetSize + 32) else { return }
         for o in offsets { Self.bigEndian(UInt64(o), size: offsetSize, to: &out) }
         for _ in 0..<6 { out.put(0) }  // 5 unused bytes and the sort version
         out.put(UInt8(offsetSize))
@@ -475,7 +525,7 @@ private struct BinaryEmitter {
 
     @inline(__always)
     static func bigEndian(_ v: UInt64, size: Int, to out: inout ByteWriter) {
-        out.reserve(size)
+        guard out.reserve(size) else { return }
         var shift = 8 * (size - 1)
         while shift >= 0 {
             out.put(UInt8(truncatingIfNeeded: v >> UInt64(shift)))
@@ -484,7 +534,7 @@ private struct BinaryEmitter {
     }
 
     static func refList(_ refs: [Int], _ start: Int, _ count: Int, size: Int, to out: inout ByteWriter) {
-        out.reserve(count * size)
+        guard out.reserve(count * size) else { return }
         for i in start..<(start + count) { bigEndian(UInt64(refs[i]), size: size, to: &out) }
     }
 
@@ -547,7 +597,7 @@ private struct BinaryEmitter {
             // Scalars (bytes that start one) plus one more unit for each surrogate pair.
             let units = bytes.count - continuation + fourByte
             marker(0x60, count: units, to: &out)
-            out.reserve(2 * units)
+            guard out.reserve(2 * units) else { return }
             let n = bytes.count
             var i = 0
             while i < n {

@@ -34,6 +34,9 @@ public struct ResponseSerializer: Sendable {
     public private(set) var removesKeysWithNullValues = false
     /// JSON: NSJSONReadingOptions; only `.fragmentsAllowed` changes anything.
     public private(set) var jsonReadingOptions: JSONReadingOptions = []
+    /// JSON and property lists: the most a decoded tree may be charged (`DecodeBudget`); 0
+    /// keeps the default, 64 × the body size + 1 MiB, and a larger value cannot raise it.
+    public private(set) var maxDecodedBytes = 0
 
     /// Whether this is a compound serializer (AFCompoundResponseSerializer).
     public var isCompound: Bool { !members.isEmpty }
@@ -133,6 +136,14 @@ public struct ResponseSerializer: Sendable {
         }
         jsonReadingOptions = options
         for i in members.indices { try members[i].setJSONReadingOptions(options) }
+    }
+
+    /// Lowers the decoding limit (see `maxDecodedBytes`; 0 restores the default). On a
+    /// compound serializer, sets it on every member.
+    /// C: `afs_response_serializer_set_max_decoded_bytes`.
+    public mutating func setMaxDecodedBytes(_ n: Int) {
+        maxDecodedBytes = Swift.max(n, 0)
+        for i in members.indices { members[i].setMaxDecodedBytes(n) }
     }
 
     // MARK: Validation
@@ -260,29 +271,31 @@ public struct ResponseSerializer: Sendable {
         if body.isEmpty { return nil }
         switch kind {
         case .http:
+            try Memory.probe(body.count, "a copy of the \(body.count)-byte body")
             return .data(Array(body))
         case .json:
             if body.count == 1 && body[0] == 0x20 { return nil }
-            var v = try ResponseSerializer.parseJSON(body, allowFragments: jsonReadingOptions.contains(.fragmentsAllowed))
-            if removesKeysWithNullValues, let stripped = ResponseSerializer.removingNulls(v) { v = stripped }
+            var v = try ResponseSerializer.parseJSON(body, allowFragments: jsonReadingOptions.contains(.fragmentsAllowed),
+                                                     maxDecodedBytes: DecodeBudget.limit(bodySize: body.count, max: maxDecodedBytes))
+            if removesKeysWithNullValues, let stripped = try ResponseSerializer.removingNulls(v) { v = stripped }
             return v
         case .propertyList:
             if body.count == 1 && body[0] == 0x20 { return nil }
-            return try PropertyListReader.parse(body)
+            return try PropertyListReader.parse(body, maxDecodedBytes: maxDecodedBytes)
         }
     }
 
     /// JSON text to a value; a leading UTF-8 byte-order mark is skipped (offsets in error
     /// messages still count it).
-    static func parseJSON(_ body: UnsafeBufferPointer<UInt8>, allowFragments: Bool) throws -> Value {
+    static func parseJSON(_ body: UnsafeBufferPointer<UInt8>, allowFragments: Bool, maxDecodedBytes: Int = Int.max) throws -> Value {
         let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
-        guard bom else { return try JSONParser.parse(body, allowFragments: allowFragments) }
+        guard bom else { return try JSONParser.parse(body, allowFragments: allowFragments, maxDecodedBytes: maxDecodedBytes) }
         let rest = UnsafeBufferPointer(rebasing: body[3...])
         if rest.allSatisfy({ $0 == 0x20 || $0 == 0x09 || $0 == 0x0A || $0 == 0x0D }) {
             throw AFSError(.invalidJSON, "no JSON value: the input is only a byte order mark and whitespace at byte offset \(body.count)")
         }
         do {
-            return try JSONParser.parse(rest, allowFragments: allowFragments)
+            return try JSONParser.parse(rest, allowFragments: allowFragments, maxDecodedBytes: maxDecodedBytes)
         } catch var e as AFSError {
             e.message = shiftingOffsets(in: e.message, by: 3)
             throw e
@@ -293,7 +306,16 @@ public struct ResponseSerializer: Sendable {
     /// recursively (sets and scalars are kept as they are). nil when nothing changes, so an
     /// untouched subtree is shared, not rebuilt. The readers limit nesting to 512 levels,
     /// which bounds the recursion.
-    public static func removingNulls(_ v: Value) -> Value? {
+    /// - Throws: `AFSError` `.noMemory` when a tree nested 32 levels or more cannot get its
+    ///   large stack (see `LargeStack`).
+    public static func removingNulls(_ v: Value, depth: Int = 0) throws -> Value? {
+        if depth == LargeStack.hopDepth && v.isContainer {
+            return try LargeStack.run { try removingNullsHere(v, depth: depth) }
+        }
+        return try removingNullsHere(v, depth: depth)
+    }
+
+    static func removingNullsHere(_ v: Value, depth: Int) throws -> Value? {
         switch v {
         case .array(let a):
             var out: [Value]? = nil
@@ -302,7 +324,7 @@ public struct ResponseSerializer: Sendable {
                     if out == nil { out = Array(a[..<i]) }
                     continue
                 }
-                if let y = removingNulls(x) {
+                if let y = try removingNulls(x, depth: depth + 1) {
                     if out == nil { out = Array(a[..<i]) }
                     out!.append(y)
                 } else {
@@ -318,7 +340,7 @@ public struct ResponseSerializer: Sendable {
                     if !changed { changed = true; pairs = Array(zip(d.keys[..<i], d.values[..<i])) }
                     continue
                 }
-                if let y = removingNulls(x) {
+                if let y = try removingNulls(x, depth: depth + 1) {
                     if !changed { changed = true; pairs = Array(zip(d.keys[..<i], d.values[..<i])) }
                     pairs.append((k, y))
                 } else if changed {

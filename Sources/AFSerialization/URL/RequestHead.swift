@@ -42,7 +42,7 @@ extension Request {
             let credentials = decoded.contains(0x3A) ? decoded : decoded + [0x3A]
             var w = ByteWriter(capacity: credentials.count * 4 / 3 + 8)
             credentials.withUnsafeBufferPointer { Base64.encode($0, to: &w) }
-            line("Authorization", "Basic " + w.toString())
+            line("Authorization", "Basic " + (try w.toString()))
         }
         for (name, value) in headers {
             try HTTPSyntax.validateHeaderName(name)

@@ -47,7 +47,8 @@ from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequ
                           SerializerHeaders, SpaceStyle, StringEncoding)
 from .values import Value, ValueKind
 
-__version__ = "0.1.0"
+#: The version of the loaded library (written once, in include/afserialization.h).
+__version__ = library_version()
 
 __all__ = [
     # serializers and what they make

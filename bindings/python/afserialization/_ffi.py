@@ -17,8 +17,11 @@ Each declared function is exposed on :data:`lib` as a small wrapper that
 The undecorated ctypes functions are on ``lib.raw`` for the few hot loops that need them;
 ``lib.untyped(name)`` derives from the same declaration a variant taking and returning
 handles as plain ``int`` addresses (the value-tree walk, one call per node).
-Functions the loaded library does not export (an older build) are stubs raising
-:class:`~afserialization.errors.MissingFunctionError`; ``lib.missing`` lists them.
+The table is checked against ``include/afserialization.h`` by Tests/python/test_ffi_header.py
+(argument counts, every argument's and result's C type, callback prototypes, the
+``afs_error`` layout and every enumerator). A library that lacks a declared function is
+refused at import (:class:`~afserialization.errors.MissingFunctionError`): the package and
+the library come from one header.
 
 This module is internal: its names may change without notice.
 """
@@ -29,7 +32,7 @@ import os
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_bool, c_char, c_char_p, c_double,
                     c_int, c_int64, c_size_t, c_uint, c_uint64, c_void_p)
-from typing import Any, Callable, Dict, FrozenSet, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import errors
 
@@ -37,7 +40,7 @@ __all__ = ["lib", "library_path", "LIBRARY_ENV", "AFS_NTS", "afs_error"]
 
 #: Environment variable naming a ``libafserialization.so`` to load instead of the packaged one.
 LIBRARY_ENV = "AFSERIALIZATION_LIBRARY"
-#: ``AFS_NTS``: a length meaning "NUL-terminated".
+#: ``AFS_NTS`` (``SIZE_MAX``): a length meaning "NUL-terminated".
 AFS_NTS = c_size_t(-1).value
 
 
@@ -88,6 +91,7 @@ REWIND_FN = CFUNCTYPE(c_int, c_void_p)
 RELEASE_FN = CFUNCTYPE(None, c_void_p)
 #: ``void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total)``
 PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
+PROGRESS_CANCEL_FN = CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64)
 
 c_char_pp = POINTER(c_char_p)
 c_size_p = POINTER(c_size_t)
@@ -292,6 +296,7 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_body_stream_position", c_uint64, [c_body_stream_p], None),
     ("afs_body_stream_write_to_fd", c_int, [c_body_stream_p, c_int, POINTER(c_uint64), _E], _STATUS),
     ("afs_body_stream_set_progress", None, [c_body_stream_p, PROGRESS_FN, c_void_p], None),
+    ("afs_body_stream_set_progress_cancel", None, [c_body_stream_p, PROGRESS_CANCEL_FN, c_void_p], None),
     # 9. response side (declared for the response bindings; afs_response_object returns a
     # status AND an out value, so it has no errcheck)
     ("afs_response_serializer_new", c_response_serializer_p, [c_int], None),
@@ -305,6 +310,8 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
      [c_response_serializer_p, c_char_pp, c_size_t, _E], _STATUS),
     ("afs_response_serializer_set_removes_keys_with_null_values", None,
      [c_response_serializer_p, c_bool], None),
+    ("afs_response_serializer_set_max_decoded_bytes", None,
+     [c_response_serializer_p, c_uint64], None),
     ("afs_response_serializer_set_json_reading_options", c_int,
      [c_response_serializer_p, c_uint, _E], _STATUS),
     ("afs_response_validate", c_int,
@@ -341,25 +348,6 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
 _BY_NAME: Dict[str, Tuple[str, Any, Sequence[Any], Optional[str]]] = {
     d[0]: d for d in _DECLARATIONS}
 
-#: Functions of the multipart and body-stream sections (the ones that landed last).
-MULTIPART_FUNCTIONS: FrozenSet[str] = frozenset(
-    name for name, *_ in _DECLARATIONS
-    if name.startswith(("afs_form_", "afs_body_stream_"))
-    or name in ("afs_serializer_multipart_form", "afs_request_body_stream",
-                "afs_request_write_body_to_file"))
-#: Functions of the bulk-transfer section (one crossing each way).
-TRANSFER_FUNCTIONS: FrozenSet[str] = frozenset((
-    "afs_value_from_pickle", "afs_value_to_pickle", "afs_serializer_request_pickle",
-    "afs_request_pickle", "afs_request_copy", "afs_response_object_pickle", "afs_value_copy"))
-#: Functions of the response section (another part of the project).
-RESPONSE_FUNCTIONS: FrozenSet[str] = frozenset(
-    name for name, *_ in _DECLARATIONS
-    if name.startswith(("afs_response_",)) or name in (
-        "afs_value_count", "afs_value_key_at", "afs_value_at", "afs_value_get",
-        "afs_value_get_bool", "afs_value_get_int", "afs_value_get_double",
-        "afs_value_get_string", "afs_value_get_data"))
-
-
 # --------------------------------------------------------------------------------------
 # Loading
 
@@ -391,17 +379,6 @@ def find_library() -> str:
                       "(tried: " + "; ".join(tried) + ")")
 
 
-class _Missing:
-    """Stands in for a function the loaded library does not export."""
-
-    def __init__(self, name: str, path: str) -> None:
-        self.__name__ = name
-        self._path = path
-
-    def __call__(self, *args: Any) -> Any:
-        raise errors.MissingFunctionError(self.__name__, self._path)
-
-
 class _Raw:
     """The plain ctypes function objects, by C name."""
 
@@ -413,17 +390,11 @@ class Library:
         self.path = path
         self.cdll = ctypes.CDLL(path)
         self.raw = _Raw()
-        self.missing: FrozenSet[str] = frozenset()
-        missing = set()
         for name, restype, argtypes, check in _DECLARATIONS:
             try:
                 f = getattr(self.cdll, name)
             except AttributeError:
-                missing.add(name)
-                stub = _Missing(name, path)
-                setattr(self.raw, name, stub)
-                setattr(self, name, stub)
-                continue
+                raise errors.MissingFunctionError(name, path) from None
             f.restype = restype
             f.argtypes = list(argtypes)
             if check is not None:
@@ -431,11 +402,6 @@ class Library:
             setattr(self.raw, name, f)
             setattr(self, name, _wrap(name, f, takes_error=bool(argtypes) and argtypes[-1] is _E
                                       and check is not None))
-        self.missing = frozenset(missing)
-
-    def has(self, *names: str) -> bool:
-        """True when the library exports every one of ``names``."""
-        return all(hasattr(self.raw, n) and n not in self.missing for n in names)
 
     def untyped(self, name: str, restype: Any = None) -> Any:
         """A second ctypes function object for the declared function ``name``, for hot loops:
@@ -447,11 +413,9 @@ class Library:
         ``_DECLARATIONS``.
 
         Raises:
-            MissingFunctionError: the loaded library does not export ``name``.
             KeyError: ``name`` is not a declared function.
         """
         declaration = _BY_NAME[name]
-        self.require(name)
         _, declared_restype, argtypes, _ = declaration
         f = self.cdll[name]  # indexing makes a new function object (attributes are cached)
         f.argtypes = [c_void_p if t in _OPAQUE_TYPES else t for t in argtypes]
@@ -459,12 +423,6 @@ class Library:
             restype = c_void_p if declared_restype in _OPAQUE_TYPES else declared_restype
         f.restype = restype
         return f
-
-    def require(self, *names: str) -> None:
-        """Raises :class:`MissingFunctionError` for the first of ``names`` not exported."""
-        for n in names:
-            if not self.has(n):
-                raise errors.MissingFunctionError(n, self.path)
 
 
 def _wrap(name: str, f: Any, takes_error: bool) -> Callable[..., Any]:

@@ -1,11 +1,24 @@
-"""The owner of one C pointer, shared by the public classes that use it."""
+"""The owner of one C pointer, shared by the public classes that use it, and the thread
+rule every such class follows.
+
+Thread rule: each C object is used by one thread at a time, so every public method and
+property of a class holding a :class:`CHandle` runs under that handle's lock
+(:func:`serialized`). Objects that borrow a handle (a request's ``body_stream`` and
+``headers``) take the owner's lock. So several threads may share an object: their calls
+run one after the other and each sees a consistent object. ``close()`` waits for a call
+running on another thread to finish and then frees; called from inside one of the
+object's own callbacks (a stream source, a progress callback, on the calling thread) it
+raises :class:`~afserialization.StateError` instead of freeing the object under the call.
+"""
 from __future__ import annotations
 
+import functools
+import threading
 from typing import Any, Callable, Dict, Optional, TypeVar
 
-from .errors import HandleClosedError
+from .errors import HandleClosedError, StateError, Status
 
-__all__ = ["CHandle", "HandleOwner"]
+__all__ = ["CHandle", "HandleOwner", "serialized"]
 
 
 class CHandle:
@@ -17,9 +30,12 @@ class CHandle:
     owner alive without reference cycles. ``free`` is the plain ctypes function (no Python
     wrapper), so freeing from ``__del__`` works at interpreter shutdown. ``keepalive`` holds
     Python objects C may call back into for as long as the C object exists.
+
+    ``lock`` (re-entrant) serialises the calls of every object using this handle;
+    ``depth`` counts the calls running under it on the thread that holds it.
     """
 
-    __slots__ = ("_ptr", "_free", "what", "keepalive", "__weakref__")
+    __slots__ = ("_ptr", "_free", "what", "keepalive", "lock", "depth", "__weakref__")
 
     def __init__(self, ptr: Any, free: Optional[Callable[[Any], None]], what: str) -> None:
         if not ptr:
@@ -28,6 +44,8 @@ class CHandle:
         self._free = free
         self.what = what
         self.keepalive: Dict[str, Any] = {}
+        self.lock = threading.RLock()
+        self.depth = 0
 
     @property
     def closed(self) -> bool:
@@ -43,22 +61,38 @@ class CHandle:
 
     def detach(self) -> Any:
         """Gives the pointer away (C consumed it): this handle no longer frees it."""
-        ptr = self.get()
-        self._ptr = None
-        return ptr
+        with self.lock:
+            ptr = self.get()
+            self._ptr = None
+            return ptr
+
+    def check_not_busy(self, what: str) -> None:
+        """Raises :class:`StateError` when a call on this handle is running on this thread
+        (the caller is one of its callbacks). Call with ``lock`` held."""
+        if self.depth > 0:
+            raise StateError(Status.STATE, f"cannot close {what} from inside one of its own "
+                                           f"callbacks (a call on it is still running)")
 
     def close(self) -> None:
-        """Frees the C object (idempotent)."""
-        ptr = self._ptr
-        if ptr is not None:
-            self._ptr = None
-            if self._free is not None:
-                self._free(ptr)
-        self.keepalive = {}
+        """Frees the C object (idempotent). Waits for a call running on another thread;
+        raises :class:`StateError` from inside one of the object's callbacks."""
+        with self.lock:
+            ptr = self._ptr
+            if ptr is not None:
+                self.check_not_busy(self.what)
+                self._ptr = None
+                if self._free is not None:
+                    self._free(ptr)
+            self.keepalive = {}
 
     def __del__(self) -> None:
         try:
-            self.close()
+            # no lock: nothing else can be using an unreachable handle
+            ptr = self._ptr
+            if ptr is not None:
+                self._ptr = None
+                if self._free is not None:
+                    self._free(ptr)
         except Exception:  # pragma: no cover - interpreter shutdown
             pass
 
@@ -67,15 +101,90 @@ class CHandle:
         return f"<CHandle {self.what} {state}>"
 
 
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+#: Dunder methods that use the C object (the rest, such as __init__, do not need the lock).
+_LOCKED_DUNDERS = frozenset((
+    "__len__", "__iter__", "__getitem__", "__setitem__", "__delitem__", "__contains__",
+    "__eq__", "__repr__", "__copy__", "__deepcopy__", "__reduce__", "__next__",
+))
+#: Methods that free: they wait for other threads' calls and refuse from a callback.
+_CLOSING = frozenset(("close",))
+
+
+def _handle_of(obj: Any, attr: str) -> Optional[CHandle]:
+    h = getattr(obj, attr, None)
+    return h if isinstance(h, CHandle) else None
+
+
+def _locked(fn: _F, attr: str) -> _F:
+    @functools.wraps(fn)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        h = _handle_of(self, attr)
+        if h is None:  # not set up yet (inside __init__) or no handle
+            return fn(self, *args, **kwargs)
+        with h.lock:
+            h.depth += 1
+            try:
+                return fn(self, *args, **kwargs)
+            finally:
+                h.depth -= 1
+    call.__afs_locked__ = True  # type: ignore[attr-defined]
+    return call  # type: ignore[return-value]
+
+
+def _closing(fn: _F, attr: str) -> _F:
+    @functools.wraps(fn)
+    def call(self: Any, *args: Any, **kwargs: Any) -> Any:
+        h = _handle_of(self, attr)
+        if h is None:
+            return fn(self, *args, **kwargs)
+        with h.lock:
+            if not h.closed:
+                h.check_not_busy(f"the {type(self).__name__}")
+            return fn(self, *args, **kwargs)
+    call.__afs_locked__ = True  # type: ignore[attr-defined]
+    return call  # type: ignore[return-value]
+
+
+def serialized(cls: Any, attr: str = "_h") -> Any:
+    """Wraps the public methods and properties defined in ``cls`` (and the dunders in
+    ``_LOCKED_DUNDERS``) so that each runs under ``getattr(self, attr).lock`` (see the
+    module's thread rule); ``close`` also refuses to run from inside a callback."""
+    for name, member in list(vars(cls).items()):
+        if name.startswith("_") and name not in _LOCKED_DUNDERS:
+            continue
+        if getattr(member, "__afs_locked__", False):
+            continue
+        wrap = _closing if name in _CLOSING else _locked
+        if isinstance(member, property):
+            setattr(cls, name, property(
+                wrap(member.fget, attr) if member.fget else None,
+                wrap(member.fset, attr) if member.fset else None,
+                wrap(member.fdel, attr) if member.fdel else None,
+                member.__doc__))
+        elif isinstance(member, (staticmethod, classmethod)):
+            continue
+        elif callable(member):
+            setattr(cls, name, wrap(member, attr))
+    return cls
+
+
 _O = TypeVar("_O", bound="HandleOwner")
 
 
 class HandleOwner:
     """The lifecycle of a public class that owns its C object through ``self._h`` (a
-    :class:`CHandle`): ``closed``, an idempotent ``close`` and use as a context manager."""
+    :class:`CHandle`): ``closed``, an idempotent ``close`` and use as a context manager.
+    Subclasses follow the module's thread rule: their public methods and properties are
+    wrapped by :func:`serialized` when the class is defined."""
 
     __slots__ = ()
     _h: CHandle
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        serialized(cls)
 
     @property
     def closed(self) -> bool:
@@ -83,7 +192,9 @@ class HandleOwner:
         return self._h.closed
 
     def close(self) -> None:
-        """Frees the C object (idempotent)."""
+        """Frees the C object (idempotent). From another thread it waits for a running
+        call; from inside one of the object's callbacks it raises
+        :class:`~afserialization.StateError`."""
         self._h.close()
 
     def __enter__(self: _O) -> _O:

@@ -8,8 +8,8 @@ from ctypes import addressof, byref, c_char, c_uint64
 from typing import Any, Callable, Optional, Tuple
 
 from . import _ffi
-from ._ffi import PROGRESS_FN, afs_error, lib
-from ._handle import CHandle
+from ._ffi import PROGRESS_CANCEL_FN, PROGRESS_FN, afs_error, lib
+from ._handle import CHandle, serialized
 from .errors import HandleClosedError, SerializationError
 
 __all__ = ["BodyStream", "ProgressCallback", "DEFAULT_CHUNK_SIZE"]
@@ -42,6 +42,11 @@ class BodyStream(io.RawIOBase):
     A failing read raises the typed error (``StreamIOError``, ``LengthMismatchError``, …),
     chained from the exception a Python stream source raised, if any; errors are sticky
     until :meth:`rewind` or :meth:`seek`.
+
+    Threads: the stream follows its request's lock (see the thread rule of the package):
+    two threads reading one stream get consecutive chunks, one call at a time, never a
+    crash; ``request.close()`` from another thread waits for a running read, and from
+    inside a stream source or progress callback raises :class:`StateError`.
     """
 
     def __init__(self, ptr: Any, owner: CHandle) -> None:
@@ -53,6 +58,7 @@ class BodyStream(io.RawIOBase):
         self._read = lib.raw.afs_body_stream_read
         self._close = lib.raw.afs_body_stream_close
         self._progress: Optional[ProgressCallback] = None
+        self._writing = False
 
     @classmethod
     def _borrow(cls, ptr: Any, owner: CHandle) -> "BodyStream":
@@ -194,19 +200,29 @@ class BodyStream(io.RawIOBase):
         lib.afs_body_stream_rewind(self._get())
 
     def set_progress(self, callback: Optional[ProgressCallback]) -> None:
-        """Calls ``callback(sent, total)`` after every successful read (``None`` removes it).
-        An exception it raises is re-raised by the read that called it (the bytes of that
-        read are consumed)."""
+        """Calls ``callback(sent, total)`` after every successful read or write
+        (``None`` removes it). An exception it raises is re-raised by the read that called
+        it (the bytes of that read are consumed); in :meth:`write_to` it stops the write at
+        once (``afs_body_stream_set_progress_cancel``): :meth:`write_to` raises
+        :class:`StreamIOError` (errno ``ECANCELED``, "cancelled by the progress callback")
+        from the callback's exception, and the stream keeps that error until
+        :meth:`rewind` or :meth:`seek`. During :meth:`write_to` progress comes at least
+        every 1 MiB."""
         ptr = self._get()
         keep = self._owner.keepalive
+        cancel_api = "afs_body_stream_set_progress_cancel" not in lib.missing
         if callback is None:
-            lib.afs_body_stream_set_progress(ptr, PROGRESS_FN(), None)
+            if cancel_api:
+                lib.afs_body_stream_set_progress_cancel(ptr, PROGRESS_CANCEL_FN(), None)
+            else:
+                lib.afs_body_stream_set_progress(ptr, PROGRESS_FN(), None)
             keep.pop("progress", None)
         else:
             if not callable(callback):
                 raise TypeError("the progress callback must be callable or None")
+            stream = self
 
-            def trampoline(ctx: Any, sent: int, total: int) -> None:
+            def trampoline(ctx: Any, sent: int, total: int) -> int:
                 try:
                     callback(sent, total)
                 except BaseException as exc:  # noqa: B902 - must not unwind through C
@@ -214,9 +230,15 @@ class BodyStream(io.RawIOBase):
                         _ffi.store_exception(exc)
                     except BaseException:
                         pass
+                    return 1 if stream._writing else 0  # cancel a write_to, not a read
+                return 0
 
-            fn = PROGRESS_FN(trampoline)
-            lib.afs_body_stream_set_progress(ptr, fn, None)
+            if cancel_api:
+                fn: Any = PROGRESS_CANCEL_FN(trampoline)
+                lib.afs_body_stream_set_progress_cancel(ptr, fn, None)
+            else:
+                fn = PROGRESS_FN(trampoline)  # an older library: exceptions cannot cancel
+                lib.afs_body_stream_set_progress(ptr, fn, None)
             keep["progress"] = fn
         self._progress = callback
 
@@ -242,12 +264,14 @@ class BodyStream(io.RawIOBase):
         ptr = self._get()
         fd, restore = _descriptor(target)
         written = c_uint64(0)
+        self._writing = True
         try:
             lib.afs_body_stream_write_to_fd(ptr, fd, byref(written))
         except SerializationError as e:
             e.bytes_written = written.value  # type: ignore[attr-defined]
             raise
         finally:
+            self._writing = False
             restore()
         return written.value
 
@@ -255,6 +279,9 @@ class BodyStream(io.RawIOBase):
         err = afs_error()
         status = lib.raw.afs_body_stream_error(ptr, byref(err))  # raw: chain the pending
         _ffi.raise_pending(err.to_exception(status))
+
+
+serialized(BodyStream, "_owner")  # the request's lock: see the thread rule in _handle
 
 
 def _descriptor(target: Any) -> Tuple[int, Callable[[], None]]:

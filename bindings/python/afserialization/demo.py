@@ -341,18 +341,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="afs-demo-"))
     try:
         plain_requests(base)
-        missing = sorted(_ffi.lib.missing & _ffi.MULTIPART_FUNCTIONS)
-        if missing:
-            heading("Multipart uploads")
-            print(f"  skipped: this library build lacks the multipart C API ({len(missing)} "
-                  f"functions, e.g. {missing[0]})")
-        else:
-            size = args.size_mib * MIB
-            path = work / "holiday-video.bin"
-            digest = make_file(path, size)
-            print(f"\ngenerated {path} ({args.size_mib} MiB)")
-            c_upload(base, path, size, digest, work)
-            python_upload(base, path, size, digest)
+        size = args.size_mib * MIB
+        path = work / "holiday-video.bin"
+        digest = make_file(path, size)
+        print(f"\ngenerated {path} ({args.size_mib} MiB)")
+        c_upload(base, path, size, digest, work)
+        python_upload(base, path, size, digest)
     finally:
         shutil.rmtree(work, ignore_errors=True)
         if server is not None:

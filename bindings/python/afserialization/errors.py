@@ -205,9 +205,10 @@ class ValueOutOfRangeError(InvalidArgumentError, OverflowError):
 
 
 class MissingFunctionError(SerializationError, AttributeError):
-    """The loaded ``libafserialization.so`` does not export a function of the contract
-    (an older build). Names the function and the library path. An ``AttributeError`` too,
-    as ctypes raises for a missing symbol."""
+    """The ``libafserialization.so`` being loaded does not export a function of the
+    contract (an older build): raised when the package is imported, naming the function
+    and the library path. An ``AttributeError`` too, as ctypes raises for a missing
+    symbol."""
 
     def __init__(self, function: str, library: str) -> None:
         self.function = function

@@ -117,7 +117,6 @@ class MultipartForm(HandleOwner):
         SystemExit propagate as themselves; the stream's error then stays until rewind).
         """
         ptr = self._h.get()
-        lib.require("afs_form_append_stream")
         if length < 0:
             raise ValueError("length must be >= 0")
         part = _PartSource(source, length)

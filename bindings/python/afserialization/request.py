@@ -10,7 +10,7 @@ from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional
 
 from . import _transfer
 from ._ffi import c_size_t, lib
-from ._handle import CHandle, HandleOwner
+from ._handle import CHandle, HandleOwner, serialized
 from ._text import cpath, cstr
 from .errors import BadURLError, InvalidHeaderError, InvalidMethodError
 
@@ -114,6 +114,9 @@ class RequestHeaders(MutableMapping):
     def copy(self) -> Dict[str, str]:
         """A plain ``dict`` snapshot (case-sensitive keys as the request spells them)."""
         return dict(self._pairs())
+
+
+serialized(RequestHeaders)  # the request's lock: see the thread rule in _handle
 
 
 class Request(HandleOwner):
@@ -229,8 +232,6 @@ class Request(HandleOwner):
         for a request without one."""
         if self._stream is None:
             ptr = self._h.get()
-            if "afs_request_body_stream" in lib.missing:
-                return None  # a library without multipart cannot have made one
             stream_ptr = lib.afs_request_body_stream(ptr)
             if not stream_ptr:
                 return None

@@ -251,6 +251,7 @@ class HTTPResponseSerializer(HandleOwner):
         self._types: Optional[FrozenSet[str]] = self._DEFAULT_TYPES
         self._removes_nulls = False
         self._options = JSONReadingOptions.NONE
+        self._max_decoded_bytes = 0
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -304,6 +305,26 @@ class HTTPResponseSerializer(HandleOwner):
         first = (c_int * max(n, 1))(*(r.start for r in ranges or ()))
         last = (c_int * max(n, 1))(*(r.stop - 1 for r in ranges or ()))
         lib.afs_response_serializer_set_acceptable_status_codes(self._h.get(), first, last, n)
+
+    @property
+    def max_decoded_bytes(self) -> int:
+        """The most a decoded tree may be charged, in bytes (0, the default: 64 x the body
+        size + 1 MiB; a larger value cannot raise that). A value counts 32 bytes plus its
+        text or data, a shared binary-plist object at every place it is referenced. Beyond
+        it decoding raises :class:`~afserialization.InvalidJSONError` or
+        :class:`~afserialization.InvalidPlistError` ("the decoded tree would take more
+        than N bytes"). ``afs_response_serializer_set_max_decoded_bytes``.
+        """
+        return self._max_decoded_bytes
+
+    @max_decoded_bytes.setter
+    def max_decoded_bytes(self, n: int) -> None:
+        if isinstance(n, bool) or not isinstance(n, int):
+            raise TypeError(f"max_decoded_bytes must be an int, not {type(n).__name__}")
+        if n < 0:
+            raise ValueError(f"max_decoded_bytes must be 0 or more, not {n}")
+        lib.afs_response_serializer_set_max_decoded_bytes(self._h.get(), min(n, 2**64 - 1))
+        self._max_decoded_bytes = n
 
     @property
     def acceptable_content_types(self) -> Optional[FrozenSet[str]]:
