@@ -1186,7 +1186,7 @@ AFS_API afs_request *afs_serializer_request_pickle(const afs_serializer *s, cons
  * should_use_pipelining bool, allows_cellular_access bool, network_service_type int).
  * *len (if not NULL) gets its length. Borrowed: valid until afs_request_free(r) (a change
  * to r makes a new snapshot; earlier ones stay readable, as the getters' strings do).
- * NULL (*len 0) for a NULL or wrong handle.
+ * NULL (*len 0) for a NULL or wrong handle, or when the snapshot cannot be allocated.
  */
 AFS_API const uint8_t *afs_request_pickle(const afs_request *r, size_t *len);
 /** An independent copy of a value tree (also of a borrowed member). Owned: free with

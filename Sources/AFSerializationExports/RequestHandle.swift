@@ -75,10 +75,11 @@ final class RequestHandle: Handle {
         return headerStrings()[2 * i + 1].map { UnsafePointer($0.pointer) }
     }
 
-    /// The pickled snapshot of the request (`afs_request_pickle`), made on first use.
-    func pickle() -> PickleBox {
+    /// The pickled snapshot of the request (`afs_request_pickle`), made on first use; nil
+    /// when it could not be allocated.
+    func pickle() -> PickleBox? {
         if let l = lentPickle { return l }
-        let l = PickleBox(PickleWriter.mallocSnapshot(of: request))
+        guard let l = try? PickleBox(PickleWriter.mallocSnapshot(of: request)) else { return nil }
         lentPickle = l
         return l
     }

@@ -48,7 +48,9 @@ public func afs_serializer_request_pickle(_ s: OpaquePointer?, _ method: UnsafeP
         let p = try dataArg(params, paramsLen, "params", lenName: "params_len")
         let r = RequestHandle(try h.snapshot.request(method: m, url: u, pickledParams: p.assumingMemoryBound(to: UInt8.self)))
         if let snapshot = snapshot {
-            let l = r.pickle()
+            guard let l = r.pickle() else {
+                throw AFSError(.noMemory, "out of memory making the request's snapshot")
+            }
             snapshot.pointee = UnsafePointer(l.pointer)
             snapshotLen?.pointee = l.count
         }
@@ -62,7 +64,10 @@ public func afs_request_pickle(_ r: OpaquePointer?, _ len: UnsafeMutablePointer<
         len?.pointee = 0
         return nil
     }
-    let l = h.pickle()
+    guard let l = h.pickle() else {
+        len?.pointee = 0
+        return nil
+    }
     len?.pointee = l.count
     return UnsafePointer(l.pointer)
 }

@@ -24,7 +24,7 @@ public enum JSONToPickle {
         var w = PickleWriter(capacity: text.count + text.count / 4 + 64)
         var reader = JSONReader(base, text.count, maxDepth: JSONParser.defaultMaxDepth)
         try reader.transcode(into: &w, allowFragments: allowFragments, exactIntegers: exactIntegers)
-        return w.take()
+        return try w.take()
     }
 
     /// `transcode` into a byte array (tests, fuzzing).
@@ -112,7 +112,9 @@ extension JSONReader {
                 switch try number() {
                 case .int(let x): w.int(x)
                 case .double(let d):
-                    if exactIntegers && isIntegerLiteral(start, i) && !(i - start == 2 && p[start] == UInt8(ascii: "-")) {
+                    // Exact up to 4,300 digits (CPython's own limit for int(str)): the conversion is
+                    // quadratic in the digits, so longer literals stay doubles.
+                    if exactIntegers && i - start <= 4301 && isIntegerLiteral(start, i) && !(i - start == 2 && p[start] == UInt8(ascii: "-")) {
                         w.bigInt(decimal: UnsafeBufferPointer(start: p + start, count: i - start))
                     } else {
                         w.double(d)
@@ -214,7 +216,7 @@ extension JSONReader {
                 scratch.truncate(to: 0)
                 scratch.append(UnsafeBufferPointer(start: p + start, count: i &- start))
                 try unescapeIntoScratch(open)
-                scratch.withBytes { emit($0) }
+                try scratch.withBytes { emit($0) }
                 return
             }
             if c < 0x20 { throw controlCharacter() }
@@ -240,7 +242,7 @@ extension PickleWriter {
     }
 
     mutating func memoGet(_ index: UInt32) {
-        out.reserve(5)
+        guard out.reserve(5) else { return }  // out of memory: take() reports it
         if index < 256 {
             out.put(Pickle.BINGET)
             out.put(UInt8(index))
@@ -289,7 +291,7 @@ extension PickleWriter {
         while mag.count > 1 && mag[mag.count - 1] == fill && (mag[mag.count - 2] & 0x80 != 0) == negative {
             mag.removeLast()
         }
-        out.reserve(5 + mag.count)
+        guard out.reserve(5 + mag.count) else { return }  // out of memory: take() reports it
         if mag.count < 256 {
             out.put(Pickle.LONG1)
             out.put(UInt8(mag.count))

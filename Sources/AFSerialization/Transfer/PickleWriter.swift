@@ -18,7 +18,7 @@ public struct PickleWriter: ~Copyable {
     /// `finish`.
     public init(capacity: Int = 256) {
         out = ByteWriter(capacity: capacity + 12)
-        out.reserve(11)
+        guard out.reserve(11) else { return }  // out of memory: take() reports it
         out.put(Pickle.PROTO)
         out.put(Pickle.writtenProtocol)
         out.put(Pickle.FRAME)
@@ -28,8 +28,9 @@ public struct PickleWriter: ~Copyable {
     /// Appends `STOP` and fills in the frame length (everything after the frame header).
     mutating func finish() {
         out.append(Pickle.STOP)
+        guard !out.failed else { return }  // take()/toArray() report it
         let frame = UInt64(out.count - 11)
-        out.withBytes { b in
+        _ = try? out.withBytes { b in
             let p = UnsafeMutablePointer(mutating: b.baseAddress!)
             for i in 0..<8 { p[3 + i] = UInt8(truncatingIfNeeded: frame >> (8 * UInt64(i))) }
         }
@@ -43,7 +44,7 @@ public struct PickleWriter: ~Copyable {
         var w = PickleWriter(capacity: 64)
         try w.write(value, depth: 0)
         w.finish()
-        return w.out.toArray()
+        return try w.out.toArray()
     }
 
     /// The pickle of `value` in `malloc` memory (free with `free`) and its length: the
@@ -51,14 +52,14 @@ public struct PickleWriter: ~Copyable {
     public static func mallocPickle(_ value: Value) throws -> (UnsafeMutablePointer<UInt8>, Int) {
         var w = PickleWriter(capacity: 256)
         try w.write(value, depth: 0)
-        return w.take()
+        return try w.take()
     }
 
     /// The snapshot of a request that the Python bindings read in one piece: the tuple
     /// `(method, url, [(name, value), ...], body or None, has_body_stream, timeout_interval,
     /// cache_policy, should_handle_cookies, should_use_pipelining, allows_cellular_access,
     /// network_service_type)`. C: `afs_request_pickle`.
-    public static func mallocSnapshot(of r: Request) -> (UnsafeMutablePointer<UInt8>, Int) {
+    public static func mallocSnapshot(of r: Request) throws(AFSError) -> (UnsafeMutablePointer<UInt8>, Int) {
         var w = PickleWriter(capacity: 128 + (r.body?.count ?? 0))
         w.out.append(Pickle.MARK)
         w.string(r.method)
@@ -82,14 +83,14 @@ public struct PickleWriter: ~Copyable {
         w.bool(r.properties.allowsCellularAccess)
         w.int(Int64(r.properties.networkServiceType))
         w.out.append(Pickle.TUPLE)
-        return w.take()
+        return try w.take()
     }
 
     /// Finishes the pickle and hands over its `malloc` memory.
-    consuming func take() -> (UnsafeMutablePointer<UInt8>, Int) {
+    consuming func take() throws(AFSError) -> (UnsafeMutablePointer<UInt8>, Int) {
         finish()
         let n = out.count
-        let p = UnsafeMutableRawPointer(out.takeCString()).assumingMemoryBound(to: UInt8.self)
+        let p = UnsafeMutableRawPointer(try out.takeCString()).assumingMemoryBound(to: UInt8.self)
         return (p, n)
     }
 
@@ -146,7 +147,7 @@ public struct PickleWriter: ~Copyable {
     mutating func bool(_ b: Bool) { out.append(b ? Pickle.NEWTRUE : Pickle.NEWFALSE) }
 
     mutating func int(_ i: Int64) {
-        out.reserve(10)
+        guard out.reserve(10) else { return }  // out of memory: take() reports it
         if i >= 0 && i < 256 {
             out.put(Pickle.BININT1)
             out.put(UInt8(i))
@@ -174,7 +175,7 @@ public struct PickleWriter: ~Copyable {
     }
 
     mutating func double(_ d: Double) {
-        out.reserve(9)
+        guard out.reserve(9) else { return }  // out of memory: take() reports it
         out.put(Pickle.BINFLOAT)
         let u = d.bitPattern
         for k in (0..<8).reversed() { out.put(UInt8(truncatingIfNeeded: u >> (8 * UInt64(k)))) }
@@ -194,7 +195,7 @@ public struct PickleWriter: ~Copyable {
     }
 
     mutating func header(_ n: Int, short: UInt8, long: UInt8, huge: UInt8) {
-        out.reserve(9 + n)
+        guard out.reserve(9 + n) else { return }  // out of memory: take() reports it
         if n < 256 {
             out.put(short)
             out.put(UInt8(n))
