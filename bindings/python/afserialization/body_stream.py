@@ -210,7 +210,7 @@ class BodyStream(io.RawIOBase):
         every 1 MiB."""
         ptr = self._get()
         keep = self._owner.keepalive
-        cancel_api = "afs_body_stream_set_progress_cancel" not in lib.missing
+        cancel_api = "afs_body_stream_set_progress_cancel" not in getattr(lib, "missing", ())
         if callback is None:
             if cancel_api:
                 lib.afs_body_stream_set_progress_cancel(ptr, PROGRESS_CANCEL_FN(), None)
