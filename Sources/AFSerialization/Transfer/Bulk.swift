@@ -34,7 +34,8 @@ extension ResponseSerializer {
         let leaf = isCompound ? members[fallbackMember(statusCode, mime, body.count)] : self
         let v = leaf.validation(statusCode, mime, body.count)
         let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
-        if leaf.kind == .json && !leaf.removesKeysWithNullValues && !bom && !v.contentTypeRefused {
+        // A lowered decoding limit (`maxDecodedBytes`) is the tree's: the tree path enforces it.
+        if leaf.kind == .json && !leaf.removesKeysWithNullValues && leaf.maxDecodedBytes == 0 && !bom && !v.contentTypeRefused {
             if body.isEmpty || (body.count == 1 && body[0] == 0x20) { return PickledOutcome(pickle: nil, error: v.error) }
             let fragments = leaf.jsonReadingOptions.contains(.fragmentsAllowed)
             if let p = try? JSONToPickle.transcode(body, allowFragments: fragments) {
