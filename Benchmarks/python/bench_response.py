@@ -75,7 +75,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser.add_argument("--repeat", type=int, default=5, help="runs per case, best kept (5)")
     args = parser.parse_args(argv)
 
-    missing = sorted(_ffi.lib.missing & _ffi.RESPONSE_FUNCTIONS)
+    missing = sorted(getattr(_ffi.lib, "missing", frozenset()) & getattr(_ffi, "RESPONSE_FUNCTIONS", frozenset()))
     if missing:
         print(f"{_ffi.library_path} lacks the response C API ({', '.join(missing)})",
               file=sys.stderr)

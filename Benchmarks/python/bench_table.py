@@ -228,7 +228,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                       "json.loads", f"{theirs * 1e3:.1f} ms", f"{t / theirs:.2f}x", "", ""))
     del doc
 
-    if args.size_mib and not (_ffi.lib.missing & _ffi.MULTIPART_FUNCTIONS):
+    if args.size_mib and not (getattr(_ffi.lib, "missing", frozenset()) & getattr(_ffi, "MULTIPART_FUNCTIONS", frozenset())):
         import shutil
         import tempfile
         import bench

@@ -32,6 +32,7 @@ import os
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_bool, c_char, c_char_p, c_double,
                     c_int, c_int64, c_size_t, c_uint, c_uint64, c_void_p)
+from ctypes import c_uint8
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import errors
@@ -333,17 +334,18 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     # results (afs_value_to_pickle, the out buffer of afs_response_object_pickle) are
     # freed with afs_free; afs_request_pickle and the snapshot of
     # afs_serializer_request_pickle are borrowed from the request.
-    ("afs_value_from_pickle", c_value_p, [c_char_p, c_size_t, _E], _HANDLE),
+    ("afs_value_from_pickle", c_value_p, [c_void_p, c_size_t, _E], _HANDLE),
     ("afs_value_to_pickle", c_void_p, [c_value_p, c_size_p, _E], None),
     ("afs_serializer_request_pickle", c_request_p,
-     [c_serializer_p, c_char_p, c_char_p, c_char_p, c_size_t, POINTER(c_void_p), c_size_p, _E],
+     [c_serializer_p, c_char_p, c_char_p, c_void_p, c_size_t, POINTER(POINTER(c_uint8)), c_size_p,
+      _E],
      _HANDLE),
     ("afs_request_pickle", c_void_p, [c_request_p, c_size_p], None),
     ("afs_request_copy", c_request_p, [c_request_p, _E], _HANDLE),
     ("afs_value_copy", c_value_p, [c_value_p], None),
     ("afs_response_object_pickle", c_int,
-     [c_response_serializer_p, c_int, c_char_p, c_void_p, c_size_t, POINTER(c_void_p), c_size_p,
-      c_error_p], None),
+     [c_response_serializer_p, c_int, c_char_p, c_void_p, c_size_t, POINTER(POINTER(c_uint8)),
+      c_size_p, c_error_p], None),
 ]
 
 _BY_NAME: Dict[str, Tuple[str, Any, Sequence[Any], Optional[str]]] = {

@@ -16,7 +16,7 @@ from __future__ import annotations
 import io
 import pickle
 import threading
-from ctypes import byref, c_size_t, c_void_p, string_at
+from ctypes import POINTER, byref, c_size_t, c_uint8, c_void_p, cast, string_at
 from typing import Any, NoReturn, Optional, Tuple
 
 __all__ = ["dumps", "loads", "take", "SafeUnpickler", "scratch"]
@@ -52,6 +52,11 @@ def dumps(obj: Any) -> Optional[bytes]:
         return None
 
 
+def address_of(pointer: Any) -> Optional[int]:
+    """The address in a ``POINTER(c_uint8)`` out-parameter (``None`` for NULL)."""
+    return cast(pointer, c_void_p).value
+
+
 def take(address: int, length: int, free: Any) -> bytes:
     """Copies ``length`` bytes the library returned as owned and frees them with ``free``
     (``afs_free``)."""
@@ -72,6 +77,6 @@ def scratch() -> Tuple[Any, Any, Any, Any, Any, Any]:
         return _local.scratch  # type: ignore[no-any-return]
     except AttributeError:
         from ._ffi import afs_error
-        err, address, length = afs_error(), c_void_p(), c_size_t()
+        err, address, length = afs_error(), POINTER(c_uint8)(), c_size_t()
         _local.scratch = (err, byref(err), address, byref(address), length, byref(length))
         return _local.scratch  # type: ignore[no-any-return]

@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from typing import Any, Dict, Optional, Type
 
-from ._enum import QuietEnumMeta
+from ._enum import QuietEnumMeta, QuietType
 
 __all__ = [
     "Status", "SerializationError",
@@ -61,7 +61,7 @@ class Status(enum.IntEnum, metaclass=QuietEnumMeta):
         return "AFS_OK" if self is Status.OK else "AFS_E_" + self.name
 
 
-class SerializationError(Exception):
+class SerializationError(Exception, metaclass=QuietType):
     """A failed library call.
 
     Attributes:

@@ -49,6 +49,12 @@ class RequestHeaders(MutableMapping):
         """Internal: use :attr:`Request.headers`."""
         self._owner = owner
 
+    @property
+    def _h(self) -> CHandle:
+        """The request's handle: its lock serializes this view with the request (the
+        snapshot is read and reset under it)."""
+        return self._owner._h
+
     def _pairs(self) -> List[Tuple[str, str]]:
         return self._owner._snapshot()[_HEADERS]
 

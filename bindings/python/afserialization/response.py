@@ -419,7 +419,7 @@ class HTTPResponseSerializer(HandleOwner):
             if status:
                 err = _ffi.afs_error.from_buffer_copy(err)  # before loads can run other code
             if address:
-                document = _loads(_take(address.value, length.value, _free))
+                document = _loads(_take(_transfer.address_of(address), length.value, _free))
         else:
             err = _ffi.afs_error()
             out = c_value_p()

@@ -9,7 +9,7 @@ from collections.abc import MutableMapping
 from typing import (TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List,
                     Optional, Tuple, Type, TypeVar, Union)
 
-from ctypes import byref, c_size_t, c_void_p, string_at
+from ctypes import POINTER, byref, c_size_t, c_uint8, string_at
 
 from ._enum import QuietEnumMeta
 from . import _ffi, _transfer
@@ -562,7 +562,7 @@ class HTTPRequestSerializer(HandleOwner):
                         ptr = _request_pickle_raw(self._h.get(), m, u, data, len(data),
                                                   sref, lref, eref)
                     else:
-                        snapshot, length = c_void_p(), c_size_t()
+                        snapshot, length = POINTER(c_uint8)(), c_size_t()
                         with _Calling(params):
                             ptr = _request_pickle(self._h.get(), m, u, data, len(data),
                                                   byref(snapshot), byref(length))
@@ -570,7 +570,7 @@ class HTTPRequestSerializer(HandleOwner):
                     pass  # perhaps the parameters: the node-by-node path names the problem
                 else:
                     return Request._adopt(ptr, _transfer.loads(
-                        string_at(snapshot.value, length.value)))
+                        string_at(snapshot, length.value)))
         with ParamsRef(params) as p, _Calling(params):
             ptr = lib.afs_serializer_request(self._h.get(), m, u, p)
         return Request._adopt(ptr)
