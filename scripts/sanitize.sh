@@ -60,10 +60,13 @@ show_log() { echo "  --- last lines of $1:"; tail -n 30 "$1" | sed 's/^/  | /'; 
 # A sanitizer finding in a log, whatever the exit status said.
 FINDINGS='ERROR: AddressSanitizer|ERROR: LeakSanitizer|WARNING: ThreadSanitizer|runtime error:|SUMMARY: UndefinedBehaviorSanitizer'
 
-export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1"
+# allocator_may_return_null=1: malloc answers an impossible size with NULL, as libc does, so
+# the tests of the library's out-of-memory paths (a request for 2^62 bytes must become
+# AFS_E_NO_MEMORY) run under the sanitizers instead of stopping them.
+export ASAN_OPTIONS="detect_leaks=1:halt_on_error=1:abort_on_error=0:detect_stack_use_after_return=1:strict_string_checks=1:check_initialization_order=1:allocator_may_return_null=1"
 export LSAN_OPTIONS="exitcode=23"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:allocator_may_return_null=1"
 
 # run SUITE SANITIZER LOG CMD... — one table row.
 run() {
