@@ -186,6 +186,8 @@ def py_abi(t: Any) -> Any:
         signed = t(-1).value == -1
         return ("int" if signed else "uint", ctypes.sizeof(t))
     if isinstance(t, type) and issubclass(t, ctypes._Pointer):
+        if t._type_ in (ctypes.c_ubyte, ctypes.c_char):
+            return "voidp"  # POINTER(c_uint8): a byte pointer, as uint8_t * is on the C side
         inner = py_abi(t._type_)
         return ("ptr", _freeze({inner}) if inner in ("charp", "voidp") else inner)
     if isinstance(t, type) and issubclass(t, ctypes.Structure):
