@@ -303,9 +303,19 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         for _ in 0..<inp.below(4) { d[gen.string(&inp)] = gen.value(&inp, depth: 1) }
         params = .dict(d)
     }
+    // A NUL in a parameter's part name is refused (.invalidHeader) like in any part header.
+    var nulInParams = false
+    if let params {
+        try? QueryString.forEachPair(params, style: serializer.queryStyle) { name, _ in
+            if name.contains(0) { nulInParams = true }
+        }
+    }
     let form: MultipartForm
     do {
         form = try serializer.multipartForm(method: inp.bool() ? "POST" : "PUT", url: "http://example.com/upload", params: params)
+        require(!nulInParams, "a parameter name with a NUL was accepted")
+    } catch let e as AFSError where nulInParams && e.status == .invalidHeader {
+        return 0
     } catch {
         fail("multipartForm failed: \(error)")
     }
@@ -330,6 +340,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let before = form.parts.count
         let name = inp.oneIn(3) ? gen.string(&inp) : "f\(before)"
         var refused = false
+        // A NUL in a name or filename is refused (.invalidHeader) like in any part header.
+        var nul = name.utf8.contains(0)
         do {
             switch inp.below(6) {
             case 0:  // field
@@ -342,6 +354,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 let badType = inp.oneIn(8)
                 let mime: String? = badType ? badHeaderValue(&inp) : (inp.bool() ? nil : headerValue(&inp, gen: &gen))
                 refused = badType
+                nul = nul || filename.utf8.contains(0)
                 try form.appendFileData(body, name: name, filename: filename, mimeType: mime)
                 let type = mime ?? MIMETypes.forFilename(filename)
                 script.parts.append(ExpectedPart(headers: [("Content-Disposition", disposition(name, filename)), ("Content-Type", type)], body: body, inMemory: true))
@@ -361,6 +374,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
             case 3:  // file
                 let f = inp.below(files.paths.count)
                 let filename: String? = inp.bool() ? nil : gen.string(&inp)
+                nul = nul || (filename?.utf8.contains(0) ?? false)
                 let mime: String? = inp.bool() ? nil : headerValue(&inp, gen: &gen)
                 try form.appendFile(path: files.paths[f], name: name, filename: filename, mimeType: mime)
                 let fname = filename ?? String(files.paths[f].split(separator: "/").last!)
@@ -410,6 +424,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 let source = ScriptSource(data: yielded, failAt: failAt, liar: honesty == .liar,
                                           rewindFails: honesty == .rewindFails, chunk: chunk, canRewind: canRewind)
                 let filename = inp.bool() ? "cb.bin" : gen.string(&inp)
+                nul = nul || filename.utf8.contains(0)
                 let badType = inp.oneIn(10)
                 let mime: String? = badType ? badHeaderValue(&inp) : (inp.bool() ? nil : "application/x-fuzz")
                 refused = badType
@@ -418,10 +433,10 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 script.parts.append(part)
             }
             trace("part \(before): \(script.parts.last.map { "\($0.headers) body \($0.body.count) bytes, poison \(String(describing: $0.poison)), trouble \($0.trouble)" } ?? "")")
-            require(!refused, "an append with a bad header name or value was accepted")
+            require(!refused && !nul, "an append with a bad header name or value was accepted")
         } catch let e as AFSError {
             trace("append refused: \(e)")
-            require(refused, "an append failed: \(e)")
+            require(refused || nul, "an append failed: \(e)")
             require(e.status == .invalidHeader, "a refused append failed with \(e), not .invalidHeader")
             require(form.parts.count == before, "a refused append added a part")
         } catch {
