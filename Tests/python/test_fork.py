@@ -3,9 +3,11 @@ child can use the serializers it inherited. The library's locks are taken before
 released after it in parent and child (pthread_atfork); Swift's Mutex used to abort the
 child ("Unknown error occurred while attempting to acquire a Mutex", 172 of 200 children).
 
-1,000 children, each checked by its exit code, while four threads hammer the same
-serializers in the parent."""
+1,000 children in CI (CI=true; 200 in the everyday test command, where the four threads'
+contention for the GIL makes each fork slow on 2 cores; AFS_FORK_REPETITIONS sets it), each
+checked by its exit code, while four threads hammer the same serializers in the parent."""
 import multiprocessing
+import os
 import sys
 import threading
 import warnings
@@ -17,7 +19,7 @@ import afserialization as afs
 pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork start method"),
               pytest.mark.slow]
 
-REPETITIONS = 1000
+REPETITIONS = int(os.environ.get("AFS_FORK_REPETITIONS") or (1000 if os.environ.get("CI") == "true" else 200))
 
 
 def _child(serializer, response_serializer, queue_ok):
