@@ -249,6 +249,90 @@ static void oom_response_json(void) {
     free(j);
 }
 
+/* The one-crossing functions (header section 10). */
+
+/* A pickle (protocol 4) of str('a' * BIG), or of {"k": that string} when in_dict. */
+static unsigned char *big_pickle(int in_dict, size_t *len) {
+    unsigned char *p = malloc(BIG + 32);
+    if (!p) { note("cannot allocate the input"); return NULL; }
+    size_t n = 0;
+    p[n++] = 0x80; p[n++] = 4;                                   /* PROTO 4 */
+    if (in_dict) { p[n++] = '}'; p[n++] = 0x8c; p[n++] = 1; p[n++] = 'k'; }  /* EMPTY_DICT, "k" */
+    p[n++] = 0x8d;                                               /* BINUNICODE8 */
+    for (int i = 0; i < 8; i++) p[n++] = (unsigned char)((uint64_t)BIG >> (8 * i));
+    memset(p + n, 'a', BIG);
+    n += BIG;
+    if (in_dict) p[n++] = 's';                                   /* SETITEM */
+    p[n++] = '.';                                                /* STOP */
+    *len = n;
+    return p;
+}
+
+static void oom_value_from_pickle(void) {
+    size_t len;
+    unsigned char *p = big_pickle(0, &len);
+    if (!p) return;
+    cap_memory(HEADROOM);
+    afs_error e;
+    afs_value *v = afs_value_from_pickle(p, len, &e);
+    expect_no_memory(v ? AFS_OK : e.code, &e);
+    afs_value_free(v);
+    still_works();
+    free(p);
+}
+
+static void oom_value_to_pickle(void) {
+    afs_value *d = big_params('a');
+    if (!d) return;
+    cap_memory(HEADROOM);
+    afs_error e;
+    size_t len = 0;
+    uint8_t *p = afs_value_to_pickle(d, &len, &e);
+    expect_no_memory(p ? AFS_OK : e.code, &e);
+    afs_free(p);
+    still_works();
+    afs_value_free(d);
+}
+
+static void oom_serializer_request_pickle(void) {
+    size_t len;
+    unsigned char *p = big_pickle(1, &len);
+    if (!p) return;
+    afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_JSON);
+    cap_memory(HEADROOM);
+    afs_error e;
+    const uint8_t *snapshot = NULL;
+    size_t snapshot_len = 0;
+    afs_request *r = afs_serializer_request_pickle(s, "POST", "https://example.com/x", p, len,
+                                                   &snapshot, &snapshot_len, &e);
+    expect_no_memory(r ? AFS_OK : e.code, &e);
+    afs_request_free(r);
+    still_works();
+    afs_serializer_free(s);
+    free(p);
+}
+
+static void oom_response_object_pickle(void) {
+    char *j = malloc(BIG + 8);
+    if (!j) { note("cannot allocate the input"); return; }
+    j[0] = '[';
+    j[1] = '"';
+    memset(j + 2, 'a', BIG);
+    memcpy(j + 2 + BIG, "\"]", 2);
+    size_t len = BIG + 4;
+    afs_response_serializer *rs = afs_response_serializer_new(AFS_RESPONSE_JSON);
+    cap_memory(HEADROOM);
+    afs_error e;
+    uint8_t *out = NULL;
+    size_t out_len = 0;
+    afs_status st = afs_response_object_pickle(rs, 200, "application/json", j, len, &out, &out_len, &e);
+    expect_no_memory(st, &e);
+    afs_free(out);
+    still_works();
+    afs_response_serializer_free(rs);
+    free(j);
+}
+
 static void oom_response_http(void) {
     char *in = big_text('z');
     if (!in) return;
@@ -495,6 +579,10 @@ static const scenario scenarios[] = {
     {"oom_parse_json", "rlimit", "afs_value_parse_json of [1,1,...] (8M values) under RLIMIT_AS", oom_parse_json},
     {"oom_response_json", "rlimit", "JSON response of 8M values under RLIMIT_AS", oom_response_json},
     {"oom_response_http", "rlimit", "HTTP response body copy of 96 MiB under RLIMIT_AS", oom_response_http},
+    {"oom_value_from_pickle", "rlimit", "afs_value_from_pickle of a 96 MiB str under RLIMIT_AS", oom_value_from_pickle},
+    {"oom_value_to_pickle", "rlimit", "afs_value_to_pickle of a 96 MiB string under RLIMIT_AS", oom_value_to_pickle},
+    {"oom_serializer_request_pickle", "rlimit", "afs_serializer_request_pickle, JSON body of a 96 MiB str, under RLIMIT_AS", oom_serializer_request_pickle},
+    {"oom_response_object_pickle", "rlimit", "afs_response_object_pickle of a 96 MiB JSON string under RLIMIT_AS", oom_response_object_pickle},
     {"oom_response_plist", "rlimit", "XML plist response of 10M values under RLIMIT_AS", oom_response_plist},
     {"small_stack_512", "stack", "512-level trees written, read, walked and freed on a 64 KiB thread stack", small_stack},
     {"expansion_shared_plist", "decode", "200 KB binary plist: 100k refs to a shared 120-element array (12.1M values)", expansion_plist},

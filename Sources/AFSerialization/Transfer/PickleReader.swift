@@ -86,6 +86,9 @@ private struct Reader {
         guard n >= 0, n <= b.count - i else {
             throw fail("\(what) needs \(n) bytes but \(b.count - i) are left")
         }
+        // Every caller copies what it takes (a str, bytes): a copy too large for the memory
+        // left is AFS_E_NO_MEMORY here, before the Swift runtime would trap on it.
+        try Memory.probe(n, "\(what) of \(n) bytes")
         let r = UnsafeBufferPointer(rebasing: b[i..<(i + n)])
         i += n
         return r
