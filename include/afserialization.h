@@ -42,7 +42,10 @@
  *     once while no thread changes it.
  *   - fork(): the library's locks are taken before fork() and released after it in parent
  *     and child (pthread_atfork), so a child forked while other threads were using a
- *     serializer can use it (and every other handle it inherited).
+ *     serializer can use it (and every other handle it inherited). One limit: the Swift
+ *     runtime's own locks (taken while it fills its type caches, mostly during a thread's
+ *     first calls into the library) are not covered; a fork at that moment can leave the
+ *     child blocked. Make one call before starting threads that may run while you fork.
  *   - Callbacks: a call on a request, its body stream or a form from inside one of their
  *     own callbacks (read, rewind, release, progress) returns AFS_E_STATE (reads -1, void
  *     setters ignore it) and changes nothing; afs_request_free, afs_form_free and

@@ -10,6 +10,7 @@
 #include "check.h"
 
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -19,6 +20,11 @@
 static afs_serializer *shared;
 static afs_response_serializer *shared_rs;
 static atomic_int stop;
+/* Threads that finished one round. Forking starts after all four did: a fork while a thread
+ * is in its first call, with the Swift runtime filling its type-metadata caches under the
+ * runtime's own locks (which no atfork handler of ours can take), can leave the child
+ * deadlocked on them. The header states this limit. */
+static atomic_int warm;
 
 static void *hammer(void *arg) {
     int t = (int)(intptr_t)arg;
@@ -40,6 +46,7 @@ static void *hammer(void *arg) {
         afs_value *doc = NULL;
         afs_response_object(shared_rs, 200, "application/json", "{\"k\":[1,2]}", 11, &doc, &e);
         afs_value_free(doc);
+        if (i == 0) atomic_fetch_add(&warm, 1);
     }
     return NULL;
 }
@@ -93,6 +100,7 @@ int main(void) {
     shared_rs = afs_response_serializer_new(AFS_RESPONSE_JSON);
     pthread_t th[4];
     for (int t = 0; t < 4; t++) pthread_create(&th[t], NULL, hammer, (void *)(intptr_t)t);
+    while (atomic_load(&warm) < 4) sched_yield();
 
     int failed = 0, signalled = 0;
     for (int i = 0; i < repetitions; i++) {
