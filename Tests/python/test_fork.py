@@ -10,6 +10,7 @@ import multiprocessing
 import os
 import sys
 import threading
+import time
 import warnings
 
 import pytest
@@ -55,6 +56,9 @@ def test_children_forked_while_threads_use_the_serializer_work():
     threads = [threading.Thread(target=hammer, args=(n,), daemon=True) for n in range(4)]
     for t in threads:
         t.start()
+    # Let every thread get past its first calls: the Swift runtime's own locks (taken while it
+    # fills its type caches) are outside the library's atfork handler (the header says so).
+    time.sleep(1)
     ctx = multiprocessing.get_context("fork")
     failures = []
     try:

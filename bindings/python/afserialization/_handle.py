@@ -13,7 +13,9 @@ raises :class:`~afserialization.StateError` instead of freeing the object under 
 from __future__ import annotations
 
 import functools
+import os
 import threading
+import weakref
 from typing import Any, Callable, Dict, Optional, TypeVar
 
 from .errors import HandleClosedError, StateError, Status
@@ -46,6 +48,7 @@ class CHandle:
         self.keepalive: Dict[str, Any] = {}
         self.lock = threading.RLock()
         self.depth = 0
+        _LIVE.add(self)
 
     @property
     def closed(self) -> bool:
@@ -206,3 +209,20 @@ class HandleOwner:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+
+#: Every live handle, so that a forked child can give each a fresh lock.
+_LIVE: "weakref.WeakSet[CHandle]" = weakref.WeakSet()
+
+
+def _after_fork_in_child() -> None:
+    # A thread of the parent may have held a handle's lock at fork(); it does not exist in
+    # the child, so the lock would never be released. The C library's own locks are handled
+    # by its pthread_atfork handler; these are the Python side's.
+    for h in list(_LIVE):
+        h.lock = threading.RLock()
+        h.depth = 0
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
