@@ -246,7 +246,10 @@ struct JSONReader: ~Copyable {
 
     // MARK: Document and structure
 
-    mutating func document(allowFragments: Bool) throws -> Value {
+    /// Checks what may stand before the top-level value (no BOM, not only whitespace, a
+    /// container unless fragments are allowed) and steps to it. Shared by `document` and
+    /// the JSON-to-pickle transcoder.
+    mutating func startDocument(allowFragments: Bool) throws {
         if n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF {
             throw error("a byte order mark (U+FEFF) is not allowed", at: 0)
         }
@@ -257,6 +260,10 @@ struct JSONReader: ~Copyable {
         if !allowFragments && p[i] != UInt8(ascii: "{") && p[i] != UInt8(ascii: "[") {
             throw unexpected("'{' or '[' (a scalar top-level value is not allowed without fragments)")
         }
+    }
+
+    mutating func document(allowFragments: Bool) throws -> Value {
+        try startDocument(allowFragments: allowFragments)
         let v = try tree()
         skipWhitespace()
         if i < n {

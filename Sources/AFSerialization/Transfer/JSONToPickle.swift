@@ -40,16 +40,7 @@ public enum JSONToPickle {
 extension JSONReader {
     /// `document(allowFragments:)` writing pickle opcodes instead of values.
     mutating func transcode(into w: inout PickleWriter, allowFragments: Bool, exactIntegers: Bool) throws {
-        if n >= 3 && p[0] == 0xEF && p[1] == 0xBB && p[2] == 0xBF {
-            throw error("a byte order mark (U+FEFF) is not allowed", at: 0)
-        }
-        skipWhitespace()
-        if i >= n {
-            throw error("no JSON value: the input is only whitespace", at: i)
-        }
-        if !allowFragments && p[i] != UInt8(ascii: "{") && p[i] != UInt8(ascii: "[") {
-            throw unexpected("'{' or '[' (a scalar top-level value is not allowed without fragments)")
-        }
+        try startDocument(allowFragments: allowFragments)
         try transcodeTree(&w, exactIntegers: exactIntegers)
         skipWhitespace()
         if i < n {
