@@ -202,9 +202,12 @@ int main(int argc, char **argv) {
         afs_value_free(v);
         free(small);
     } else if (strcmp(what, "escape") == 0) {     /* Swift code itself reads past a heap block */
-        char *small = malloc(16);
-        memset(small, 'a', 16);
-        afs_free(afs_percent_escape(small, 17, NULL));
+        /* shorter than 16 bytes: the escaper's byte loop reads it in Swift (longer input is
+           copied with memcpy first, and the interceptor, not Swift's instrumentation, would
+           report it) */
+        char *small = malloc(8);
+        memset(small, 'a', 8);
+        afs_free(afs_percent_escape(small, 9, NULL));
         free(small);
     } else if (strcmp(what, "leak") == 0) {       /* a handle never freed */
         afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_JSON);
