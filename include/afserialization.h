@@ -247,7 +247,8 @@ AFS_API afs_value *afs_value_new_bool(bool v);
 /** A new null value (NSNull). Owned. Never NULL. */
 AFS_API afs_value *afs_value_new_null(void);
 /** A new data value holding a copy of `len` bytes. `bytes` may be NULL only when len is 0;
- *  NULL with len > 0, or a len above INT64_MAX, returns NULL. Owned. */
+ *  NULL with len > 0, a len above INT64_MAX, or no memory for the copy returns NULL.
+ *  Owned. */
 AFS_API afs_value *afs_value_new_data(const void *bytes, size_t len);
 
 /**
@@ -390,7 +391,7 @@ AFS_API char *afs_url_resolve(const char *base, const char *reference, afs_error
  */
 AFS_API char *afs_query_string(const afs_value *params, afs_error *err);
 /** An owned copy of `len` bytes (or AFS_NTS) plus a NUL; free with afs_free. NULL when
- *  utf8 is NULL (and len is not 0). */
+ *  utf8 is NULL (and len is not 0) or when there is no memory for the copy. */
 AFS_API char *afs_string_new(const char *utf8, size_t len);
 
 /* ===================================================================================== */

@@ -61,7 +61,7 @@ public enum HTTPSyntax {
     /// - Throws: `.badURL` naming the offending character, its byte offset and a hint; for a
     ///   relative reference, that a base URL is needed.
     public static func intakeURL(_ url: String) throws -> String {
-        try URIReference.parseAbsolute(url).text
+        try URIReference.parseAbsolute(url).checkedText()
     }
 
     /// Checks that `url` is an absolute URL the intake accepts unchanged.

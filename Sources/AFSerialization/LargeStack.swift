@@ -138,7 +138,7 @@ extension Value {
     /// Takes a tree apart iteratively: containers are emptied into a work list, so that no
     /// release recurses more than one level. Members still shared elsewhere are released
     /// (not dismantled) when their last holder here goes: only what this tree owns alone is
-    /// taken apart. The work list holds at most the members along one path.
+    /// taken apart. The work list holds the container members of the containers along one path.
     public static func dismantle(_ v: inout Value) {
         var work: [Value] = []
         var cur = v
@@ -152,7 +152,11 @@ extension Value {
             default: break
             }
             cur = .null  // drops the container; its members are still held by `next`
-            for m in next where m.isContainer { work.append(m) }
+            // A work list that cannot grow (no memory) leaves the member to Swift's own
+            // release, which recurses: the last resort, after the large stack and the list.
+            for m in next where m.isContainer {
+                guard (try? work.checkedAppend(m, "the release work list")) != nil else { break }
+            }
             next = []
             guard let last = work.popLast() else { return }
             cur = last

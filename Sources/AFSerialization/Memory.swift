@@ -84,6 +84,15 @@ extension Array {
     }
 }
 
+extension Array where Element == UInt8 {
+    /// A copy of `bytes`, or `.noMemory` naming `what` (instead of a trap).
+    @inlinable
+    public init(checkedCopying bytes: UnsafeRawBufferPointer, _ what: @autoclosure () -> String) throws(AFSError) {
+        try Memory.probe(bytes.count, of: UInt8.self, what())
+        self.init(bytes)
+    }
+}
+
 extension AFSError {
     /// `.noMemory`: "out of memory: could not allocate N bytes for WHAT".
     public static func noMemory(_ what: String, bytes: Int) -> AFSError {

@@ -328,6 +328,7 @@ extension String {
     /// Decodes UTF-8 bytes, or throws `.invalidUTF8` naming `what` and the offset.
     public init(validatingUTF8Bytes bytes: UnsafeBufferPointer<UInt8>, what: @autoclosure () -> String) throws {
         if let bad = firstInvalidUTF8Offset(bytes) { throw AFSError.invalidUTF8(what(), offset: bad) }
+        try Memory.probe(bytes.count + 32, what())  // the string's storage (header included)
         self = String(decoding: bytes, as: UTF8.self)
     }
 }

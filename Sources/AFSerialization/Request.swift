@@ -71,7 +71,7 @@ public struct Request: Sendable {
     /// - Throws: `.invalidMethod`, `.badURL` (also for a relative reference).
     public init(method: String, url: String) throws {
         try HTTPSyntax.validateMethod(method)
-        self.url = try URIReference.parseAbsolute(url, baseHint: "a request built by hand needs an absolute URL").text
+        self.url = try URIReference.parseAbsolute(url, baseHint: "a request built by hand needs an absolute URL").checkedText()
         self.method = method
     }
 

@@ -97,7 +97,7 @@ public struct RequestSerializer: Sendable {
         }
         let b = URLResolve.sessionBase(try URIReference.parseAbsolute(base, what: "base URL", baseHint: "the base URL must be absolute"))
         baseReference = b
-        baseURL = b.text
+        baseURL = try b.checkedText()
     }
 
     /// `url` after intake, resolved against the base URL when it is a relative reference
@@ -105,12 +105,12 @@ public struct RequestSerializer: Sendable {
     /// - Throws: `.badURL`; a relative reference without a base says a base URL is needed.
     public func resolveURL(_ url: String) throws -> String {
         let r = try URIReference.parse(url)
-        if r.isAbsolute { return r.text }
+        if r.isAbsolute { return try r.checkedText() }
         guard let b = baseReference else {
             if url.utf8.allSatisfy({ $0 == 0x20 }) { throw AFSError(.badURL, "the URL is empty") }
             throw AFSError(.badURL, "\(HTTPSyntax.quote(url)) is a relative reference (no scheme): a base URL is needed to resolve it; set one with afs_serializer_set_base_url (Python: base_url=) or pass an absolute URL")
         }
-        return URLResolve.resolve(r, against: b).text
+        return try URLResolve.resolve(r, against: b).checkedText()
     }
 
     // MARK: Requests

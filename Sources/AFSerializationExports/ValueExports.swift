@@ -34,8 +34,9 @@ public func afs_value_new_null() -> OpaquePointer? { box(ValueHandle(.null)) }
 
 @c @implementation
 public func afs_value_new_data(_ bytes: UnsafeRawPointer?, _ len: Int) -> OpaquePointer? {
-    guard let b = try? dataArg(bytes, len, "bytes") else { return nil }
-    return box(ValueHandle(.data(Array(b))))
+    guard let b = try? dataArg(bytes, len, "bytes"),
+          let copy = try? [UInt8](checkedCopying: b, "a data value of \(b.count) bytes") else { return nil }
+    return box(ValueHandle(.data(copy)))
 }
 
 /// A value argument that is usable: not NULL, a value, not a tombstone (AFS_E_STATE naming

@@ -19,6 +19,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -93,13 +94,17 @@ static void still_works(void) {
 #define BIG (96u << 20)   /* inputs of 96 MiB; headroom 48 MiB, so copies cannot fit */
 #define HEADROOM 48
 
-static char *big_text(char fill) {
-    char *p = malloc(BIG + 1);
+static char *text_of(size_t n, char fill) {
+    char *p = malloc(n + 1);
     if (!p) { note("cannot allocate the input"); return NULL; }
-    memset(p, fill, BIG);
-    p[BIG] = 0;
+    memset(p, fill, n);
+    p[n] = 0;
     return p;
 }
+static char *big_text(char fill) { return text_of(BIG, fill); }
+/* URLs of 12 MiB of '|': copied twice within the headroom, but not encoded (%7C, twice:
+ * the bytes, then the string). Spaces would not do: intake trims them at the ends. */
+#define URL_BARS (BIG / 8)
 
 static void expect_no_memory(afs_status st, const afs_error *e) {
     record(st, e);
@@ -371,6 +376,211 @@ static void oom_response_plist(void) {
     free(p);
 }
 
+/* The rest of the public functions whose work grows with their input. Each either fails
+ * with AFS_E_NO_MEMORY (the copy cannot fit) or, where the library can share what it
+ * already holds (copy-on-write), succeeds: never a signal. */
+
+/* "https://example.com/" followed by URL_BARS bytes '|' (intake makes each one %7C). */
+static char *big_url(void) {
+    const char *head = "https://example.com/";
+    size_t h = strlen(head);
+    char *p = text_of(h + URL_BARS, '|');
+    if (p) memcpy(p, head, h);
+    return p;
+}
+
+static void oom_url_resolve(void) {
+    char *ref = text_of(URL_BARS, '|');
+    if (!ref) return;
+    cap_memory(HEADROOM);
+    afs_error e;
+    char *u = afs_url_resolve("https://example.com/a/b", ref, &e);
+    expect_no_memory(u ? AFS_OK : e.code, &e);
+    afs_free(u);
+    still_works();
+    free(ref);
+}
+
+static void oom_request_new(void) {
+    char *url = big_url();
+    if (!url) return;
+    cap_memory(HEADROOM);
+    afs_error e;
+    afs_request *r = afs_request_new("GET", url, &e);
+    expect_no_memory(r ? AFS_OK : e.code, &e);
+    afs_request_free(r);
+    still_works();
+    free(url);
+}
+
+static void oom_string_new(void) {
+    char *in = big_text('s');
+    if (!in) return;
+    cap_memory(HEADROOM);
+    char *copy = afs_string_new(in, BIG);
+    /* no afs_error here: NULL is the out-of-memory answer */
+    record(copy ? AFS_OK : AFS_E_NO_MEMORY, NULL);
+    if (copy) note("a 96 MiB copy succeeded with 48 MiB of headroom");
+    afs_free(copy);
+    still_works();
+    free(in);
+}
+
+static void oom_value_new_string(void) {
+    char *in = big_text('s');
+    if (!in) return;
+    cap_memory(HEADROOM);
+    afs_error e;
+    afs_value *v = afs_value_new_string(in, BIG, &e);
+    expect_no_memory(v ? AFS_OK : e.code, &e);
+    afs_value_free(v);
+    still_works();
+    free(in);
+}
+
+static void oom_value_new_data(void) {
+    char *in = big_text('d');
+    if (!in) return;
+    cap_memory(HEADROOM);
+    afs_value *v = afs_value_new_data(in, BIG);
+    record(v ? AFS_OK : AFS_E_NO_MEMORY, NULL);
+    if (v) note("a 96 MiB copy succeeded with 48 MiB of headroom");
+    afs_value_free(v);
+    still_works();
+    free(in);
+}
+
+/* 4M values parsed before the cap, then copied: the copy may share (OK) or fail cleanly. */
+static void oom_value_copy(void) {
+    size_t len;
+    char *j = json_ones(4u << 20, &len);
+    if (!j) { note("cannot allocate the input"); return; }
+    afs_error e;
+    afs_value *v = afs_value_parse_json(j, len, &e);
+    free(j);
+    if (!v) { note("cannot build the input: %s", e.message); return; }
+    cap_memory(4);
+    afs_value *c = afs_value_copy(v);
+    record(c ? AFS_OK : AFS_E_NO_MEMORY, NULL);
+    if (c && afs_value_count(c) != afs_value_count(v)) note("the copy has %zu members", afs_value_count(c));
+    afs_value_free(c);
+    still_works();
+    afs_value_free(v);
+}
+
+/* A request with a header value of BIG bytes: setting it copies them. */
+static void oom_request_set_header(void) {
+    char *in = big_text('h');
+    if (!in) return;
+    afs_error e;
+    afs_request *r = afs_request_new("GET", "https://example.com/", &e);
+    cap_memory(HEADROOM);
+    afs_status st = afs_request_set_header(r, "X-Big", in, &e);
+    expect_no_memory(st, &e);
+    if (afs_request_header(r, "X-Big")) note("the header was set after all");
+    still_works();
+    afs_request_free(r);
+    free(in);
+}
+
+/* The request with a BIG header set before the cap; then `use` must copy it again. */
+static afs_request *request_with_big_header(void) {
+    char *in = big_text('h');
+    if (!in) return NULL;
+    afs_error e;
+    afs_request *r = afs_request_new("GET", "https://example.com/", &e);
+    if (afs_request_set_header(r, "X-Big", in, &e) != AFS_OK) note("cannot build the input: %s", e.message);
+    free(in);
+    return r;
+}
+
+static void oom_request_copy_head(void) {
+    afs_request *r = request_with_big_header();
+    if (!r) return;
+    cap_memory(HEADROOM);
+    afs_error e;
+    size_t len = 0;
+    char *head = afs_request_copy_head(r, &len, &e);
+    expect_no_memory(head ? AFS_OK : e.code, &e);
+    afs_free(head);
+    still_works();
+    afs_request_free(r);
+}
+
+static void oom_request_write_to_fd(void) {
+    afs_request *r = request_with_big_header();
+    if (!r) return;
+    int fd = open("/dev/null", O_WRONLY);
+    cap_memory(HEADROOM);
+    afs_error e;
+    uint64_t written = 0;
+    afs_status st = afs_request_write_to_fd(r, fd, &written, &e);
+    /* the head is written from a copy: it cannot be made, nothing is written */
+    expect_no_memory(st, &e);
+    still_works();
+    close(fd);
+    afs_request_free(r);
+}
+
+static void oom_request_pickle(void) {
+    afs_request *r = request_with_big_header();
+    if (!r) return;
+    cap_memory(HEADROOM);
+    size_t len = 1;
+    const uint8_t *p = afs_request_pickle(r, &len);
+    record(p ? AFS_OK : AFS_E_NO_MEMORY, NULL);
+    if (p) note("a snapshot of 96 MiB was made with 48 MiB of headroom");
+    else if (len != 0) note("*len is %zu after a NULL snapshot", len);
+    still_works();
+    afs_request_free(r);
+}
+
+static void oom_serializer_serialize(void) {
+    afs_value *d = big_params('"');
+    if (!d) return;
+    afs_error e;
+    afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_JSON);
+    afs_request *base = afs_request_new("POST", "https://example.com/x", &e);
+    cap_memory(HEADROOM);
+    afs_request *r = afs_serializer_serialize(s, base, d, &e);
+    expect_no_memory(r ? AFS_OK : e.code, &e);
+    afs_request_free(r);
+    still_works();
+    afs_request_free(base);
+    afs_serializer_free(s);
+    afs_value_free(d);
+}
+
+static void oom_serializer_set_header(void) {
+    char *in = big_text('h');
+    if (!in) return;
+    afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_HTTP);
+    cap_memory(HEADROOM);
+    afs_error e;
+    afs_status st = afs_serializer_set_header(s, "X-Big", in, &e);
+    expect_no_memory(st, &e);
+    still_works();
+    afs_serializer_free(s);
+    free(in);
+}
+
+static void oom_form_append_part(void) {
+    char *in = big_text('p');
+    if (!in) return;
+    afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_HTTP);
+    afs_error e;
+    afs_form *f = afs_serializer_multipart_form(s, "POST", "https://example.com/up", NULL, &e);
+    if (!f) { note("form: %s", e.message); free(in); afs_serializer_free(s); return; }
+    const char *names[] = {"Content-Disposition"}, *values[] = {"form-data; name=\"p\""};
+    cap_memory(HEADROOM);
+    afs_status st = afs_form_append_part(f, names, values, 1, in, BIG, &e);
+    expect_no_memory(st, &e);
+    still_works();
+    afs_form_free(f);
+    afs_serializer_free(s);
+    free(in);
+}
+
 /* ---- small stacks ------------------------------------------------------------------------ */
 
 #define DEPTH 512
@@ -584,6 +794,19 @@ static const scenario scenarios[] = {
     {"oom_serializer_request_pickle", "rlimit", "afs_serializer_request_pickle, JSON body of a 96 MiB str, under RLIMIT_AS", oom_serializer_request_pickle},
     {"oom_response_object_pickle", "rlimit", "afs_response_object_pickle of a 96 MiB JSON string under RLIMIT_AS", oom_response_object_pickle},
     {"oom_response_plist", "rlimit", "XML plist response of 10M values under RLIMIT_AS", oom_response_plist},
+    {"oom_url_resolve", "rlimit", "afs_url_resolve of a 12 MiB reference of '|' (36 MiB encoded) under RLIMIT_AS", oom_url_resolve},
+    {"oom_request_new", "rlimit", "afs_request_new with a 12 MiB URL of '|' (36 MiB encoded) under RLIMIT_AS", oom_request_new},
+    {"oom_string_new", "rlimit", "afs_string_new of 96 MiB under RLIMIT_AS: NULL", oom_string_new},
+    {"oom_value_new_string", "rlimit", "afs_value_new_string of 96 MiB under RLIMIT_AS", oom_value_new_string},
+    {"oom_value_new_data", "rlimit", "afs_value_new_data of 96 MiB under RLIMIT_AS: NULL", oom_value_new_data},
+    {"oom_value_copy", "rlimit", "afs_value_copy of 4M values with 4 MiB of headroom: shared or NULL", oom_value_copy},
+    {"oom_request_set_header", "rlimit", "afs_request_set_header with a 96 MiB value under RLIMIT_AS", oom_request_set_header},
+    {"oom_request_copy_head", "rlimit", "afs_request_copy_head of a request with a 96 MiB header under RLIMIT_AS", oom_request_copy_head},
+    {"oom_request_write_to_fd", "rlimit", "afs_request_write_to_fd of a request with a 96 MiB header under RLIMIT_AS", oom_request_write_to_fd},
+    {"oom_request_pickle", "rlimit", "afs_request_pickle of a request with a 96 MiB header under RLIMIT_AS: NULL", oom_request_pickle},
+    {"oom_serializer_serialize", "rlimit", "afs_serializer_serialize, JSON body of a 96 MiB string, under RLIMIT_AS", oom_serializer_serialize},
+    {"oom_serializer_set_header", "rlimit", "afs_serializer_set_header with a 96 MiB value under RLIMIT_AS", oom_serializer_set_header},
+    {"oom_form_append_part", "rlimit", "afs_form_append_part of 96 MiB under RLIMIT_AS", oom_form_append_part},
     {"small_stack_512", "stack", "512-level trees written, read, walked and freed on a 64 KiB thread stack", small_stack},
     {"expansion_shared_plist", "decode", "200 KB binary plist: 100k refs to a shared 120-element array (12.1M values)", expansion_plist},
     {"lowered_decode_limit", "decode", "afs_response_serializer_set_max_decoded_bytes(4096) refuses a 1000-value JSON body", lowered_limit_json},

@@ -20,8 +20,11 @@ extension Request {
         guard let host = ref.hostAndPort, let h = ref.host, !h.isEmpty else {
             throw AFSError(.badURL, "the URL \(HTTPSyntax.quote(url)) has no host: an HTTP/1.1 request needs one for its Host header")
         }
+        // Everything below fits in this (the Authorization line takes at most 2 x the URL).
+        var size = 256 + 3 * url.utf8.count
+        for (name, value) in headers { size += name.utf8.count + value.utf8.count + 4 }
         var out: [UInt8] = []
-        out.reserveCapacity(256 + url.utf8.count)
+        try out.checkedReserve(size, "the request head")
         func line(_ name: String, _ value: String) {
             out.append(contentsOf: name.utf8)
             out.append(contentsOf: ": ".utf8)

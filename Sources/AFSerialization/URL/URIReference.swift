@@ -55,6 +55,7 @@ public struct URIReference: Sendable, Equatable {
     /// RFC 3986 section 5.3 recomposition.
     public var text: String {
         var s = ""
+        s.reserveCapacity(textSize)
         if let sc = scheme { s += sc + ":" }
         if let h = host {
             s += "//"
@@ -68,12 +69,25 @@ public struct URIReference: Sendable, Equatable {
         return s
     }
 
+    /// The length of `text` in bytes.
+    var textSize: Int {
+        func n(_ x: String?) -> Int { x.map { $0.utf8.count + 1 } ?? 0 }
+        return n(scheme) + 2 + n(userinfo) + n(host) + n(port) + path.utf8.count + n(query) + n(fragment)
+    }
+
+    /// `text`, or `.noMemory` when it cannot be allocated (instead of a trap).
+    public func checkedText() throws(AFSError) -> String {
+        try Memory.probe(textSize + 32, "the URL")
+        return text
+    }
+
     // MARK: - Intake
 
     /// Parses `input` by the intake rules (see the type's documentation).
     /// - Parameter what: names the string in messages ("URL", "base URL", "reference").
     /// - Throws: `.badURL` naming the character, its byte offset in `input` and a hint.
     public static func parse(_ input: String, what: String = "URL") throws -> URIReference {
+        try Memory.probe(input.utf8.count, "a copy of the \(what)")
         var p = Parser(Array(input.utf8), what: what)
         return try p.run()
     }
@@ -145,16 +159,16 @@ public struct URIReference: Sendable, Equatable {
                 throw fail("no scheme: \(HTTPSyntax.describe(u[bad])) at offset \(bad) cannot be part of a scheme before ':' at offset \(colon)",
                            hint: "a scheme starts with a letter, then letters, digits, + - .; a relative path with ':' in its first segment starts with ./")
             }
-            ref.path = encode(i, hierEnd, allowed: Parser.isPathByte)
-            if let q = question { ref.query = encode(q + 1, beforeFragment, allowed: Parser.isQueryByte) }
-            if let h = hash { ref.fragment = encode(h + 1, end, allowed: Parser.isQueryByte) }
+            ref.path = try encode(i, hierEnd, allowed: Parser.isPathByte)
+            if let q = question { ref.query = try encode(q + 1, beforeFragment, allowed: Parser.isQueryByte) }
+            if let h = hash { ref.fragment = try encode(h + 1, end, allowed: Parser.isQueryByte) }
             return ref
         }
 
         mutating func parseAuthority(_ aStart: Int, _ aEnd: Int, into ref: inout URIReference) throws {
             var hostStart = aStart
             if let at = u[aStart..<aEnd].lastIndex(of: 0x40) {
-                ref.userinfo = encode(aStart, at, allowed: Parser.isUserinfoByte)
+                ref.userinfo = try encode(aStart, at, allowed: Parser.isUserinfoByte)
                 hostStart = at + 1
             }
             var hostEnd = aEnd
@@ -286,9 +300,14 @@ public struct URIReference: Sendable, Equatable {
 
         /// Copies u[s..<e], percent-encoding the bytes `allowed` refuses; a '%' not followed
         /// by two hex digits becomes %25.
-        func encode(_ s: Int, _ e: Int, allowed: (UInt8) -> Bool) -> String {
+        func encode(_ s: Int, _ e: Int, allowed: (UInt8) -> Bool) throws -> String {
+            // A bound on the output size first (a byte kept is 1, any other 3: a valid %XX
+            // counts 5), so that both copies (the bytes, then the string) are checked.
+            var size = 0
+            for c in u[s..<e] { size += allowed(c) ? 1 : 3 }
             var out: [UInt8] = []
-            out.reserveCapacity(e - s)
+            try out.checkedReserve(size, "the percent-encoded \(what)")
+            try Memory.probe(size + 32, "the percent-encoded \(what)")
             var k = s
             while k < e {
                 let c = u[k]

@@ -3,7 +3,10 @@ public enum URLResolve {
     /// RFC 3986 section 5.2.2 (strict: a reference with a scheme is taken as absolute even
     /// when it equals the base's) with section 5.2.3 merge and 5.2.4 `remove_dot_segments`.
     /// `base` must be absolute; its fragment is ignored.
-    public static func resolve(_ r: URIReference, against base: URIReference) -> URIReference {
+    /// - Throws: `.noMemory` when the merged path cannot be allocated.
+    public static func resolve(_ r: URIReference, against base: URIReference) throws(AFSError) -> URIReference {
+        // remove_dot_segments holds the merged path three times (input, output, string)
+        try Memory.probe(3 * (base.path.utf8.count + r.path.utf8.count) + 64, "the resolved URL's path")
         var t = URIReference()
         if r.scheme != nil {
             t.scheme = r.scheme
@@ -85,7 +88,7 @@ public enum URLResolve {
     public static func resolve(_ reference: String, base: String) throws -> String {
         let b = try URIReference.parseAbsolute(base, what: "base URL", baseHint: "the base URL must be absolute")
         let r = try URIReference.parse(reference, what: "reference")
-        return resolve(r, against: b).text
+        return try resolve(r, against: b).checkedText()
     }
 
     /// AFHTTPSessionManager's `initWithBaseURL:` rule: a base whose path is not empty and does
