@@ -22,7 +22,7 @@ final class TestSource: PartStreamSource {
     func read(into buffer: UnsafeMutablePointer<UInt8>, maxLength: Int) -> Int {
         if let f = failAt, pos >= f { return -1 }
         let k = Swift.min(maxLength, data.count - pos)
-        data.withUnsafeBufferPointer { memcpy(buffer, $0.baseAddress! + pos, k) }
+        data.withUnsafeBufferPointer { _ = memcpy(buffer, $0.baseAddress! + pos, k) }
         pos += k
         return k
     }
