@@ -53,9 +53,12 @@
  *     request and parameters a query callback receives are lent for the call: freeing or
  *     changing them is ignored or refused.
  *   - Memory: allocations that grow with the input are checked (AFS_E_NO_MEMORY, or NULL
- *     from getters that lend copies). The Swift runtime's own small fixed allocations
- *     (handle objects, a few bytes each) are not: like any allocation failure inside the
- *     Swift runtime, they stop the process.
+ *     from getters that lend copies and from functions without an afs_error): buffers of
+ *     16 KiB and more are asked of malloc before they are made. What is not checked, and
+ *     stops the process like any allocation failure inside the Swift runtime: its small
+ *     allocations (under 16 KiB each: handle objects, one tree node, one short string,
+ *     type metadata). A decoded response makes many of those; the decoding limit
+ *     (afs_response_serializer_set_max_decoded_bytes) bounds how many.
  */
 #ifndef AFSERIALIZATION_H
 #define AFSERIALIZATION_H
@@ -352,7 +355,8 @@ AFS_API int64_t afs_value_get_int(const afs_value *v);
 /** A double's value, or an integer's converted to double; 0 for other kinds. */
 AFS_API double afs_value_get_double(const afs_value *v);
 /** A string's UTF-8 bytes, NUL-terminated; *len (if not NULL) gets the length, which
- *  counts any NUL inside the string. NULL (*len 0) for other kinds. Borrowed. */
+ *  counts any NUL inside the string. NULL (*len 0) for other kinds, and when there is no
+ *  memory for the NUL-terminated copy it lends. Borrowed. */
 AFS_API const char *afs_value_get_string(const afs_value *v, size_t *len);
 /** A data value's bytes and *len (if not NULL) their count; an empty data value gives a
  *  non-NULL pointer and 0. NULL (*len 0) for other kinds. Borrowed. */
@@ -439,12 +443,13 @@ AFS_API void afs_serializer_free(afs_serializer *s);
  */
 AFS_API afs_status afs_serializer_set_header(afs_serializer *s, const char *field,
                                              const char *value /* NULL removes */, afs_error *err);
-/** The default header `field` (case-insensitive), or NULL if unset. Owned: afs_free. */
+/** The default header `field` (case-insensitive), or NULL if unset (or no memory for the
+ *  copy). Owned: afs_free. */
 AFS_API char *afs_serializer_copy_header(const afs_serializer *s, const char *field);
 /** All default headers at one instant, in order, as `Name: value` lines ending in CR LF (names are
  *  tokens and values hold no CR or LF, so the text splits unambiguously). Consistent even
  *  while other threads change the headers. Owned: afs_free. NULL for a NULL or wrong
- *  handle. */
+ *  handle, or when there is no memory for the copy. */
 AFS_API char *afs_serializer_copy_headers(const afs_serializer *s);
 /** Sets `Authorization: Basic base64(user:password)` (UTF-8 bytes, as AFNetworking).
  *  @return AFS_OK; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT for NULL arguments. */
@@ -608,7 +613,8 @@ AFS_API afs_request *afs_serializer_serialize(const afs_serializer *s, const afs
 AFS_API void afs_request_free(afs_request *r);
 
 /* Getters. Strings are borrowed: valid until afs_request_free(r) (after a change to r
- * they show the old request). */
+ * they show the old request). A getter that has no memory for the NUL-terminated copy it
+ * lends returns NULL. */
 AFS_API const char *afs_request_method(const afs_request *r);
 AFS_API const char *afs_request_url(const afs_request *r);
 AFS_API size_t afs_request_header_count(const afs_request *r);

@@ -581,6 +581,46 @@ static void oom_form_append_part(void) {
     free(in);
 }
 
+/* A serializer header of BIG bytes set before the cap; both copies of it then fail. */
+static void oom_serializer_copy_headers(void) {
+    char *in = big_text('h');
+    if (!in) return;
+    afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_HTTP);
+    afs_error e;
+    if (afs_serializer_set_header(s, "X-Big", in, &e) != AFS_OK) note("cannot build the input: %s", e.message);
+    free(in);
+    cap_memory(HEADROOM);
+    char *one = afs_serializer_copy_header(s, "X-Big");
+    char *all = afs_serializer_copy_headers(s);
+    /* no afs_error: NULL is the out-of-memory answer */
+    record(one || all ? AFS_OK : AFS_E_NO_MEMORY, NULL);
+    if (one) note("afs_serializer_copy_header copied 96 MiB with 48 MiB of headroom");
+    if (all) note("afs_serializer_copy_headers copied 96 MiB with 48 MiB of headroom");
+    afs_free(one);
+    afs_free(all);
+    still_works();
+    afs_serializer_free(s);
+}
+
+/* Borrowed getters lend NUL-terminated copies: without memory for one they return NULL. */
+static void oom_borrowed_getters(void) {
+    afs_value *d = big_params('g');
+    afs_request *r = request_with_big_header();
+    if (!d || !r) { afs_value_free(d); afs_request_free(r); return; }
+    cap_memory(HEADROOM);
+    size_t len = 1;
+    const char *str = afs_value_get_string(afs_value_get(d, "k"), &len);
+    const char *hv = afs_request_header(r, "X-Big");
+    const char *hi = afs_request_header_value(r, 0);
+    record(str || hv || hi ? AFS_OK : AFS_E_NO_MEMORY, NULL);
+    if (str && len != BIG) note("afs_value_get_string gave %zu bytes", len);
+    if (!str && len != 0) note("*len is %zu after a NULL string", len);
+    if (hv && strlen(hv) != BIG) note("afs_request_header gave %zu bytes", strlen(hv));
+    still_works();
+    afs_request_free(r);
+    afs_value_free(d);
+}
+
 /* ---- small stacks ------------------------------------------------------------------------ */
 
 #define DEPTH 512
@@ -807,6 +847,8 @@ static const scenario scenarios[] = {
     {"oom_serializer_serialize", "rlimit", "afs_serializer_serialize, JSON body of a 96 MiB string, under RLIMIT_AS", oom_serializer_serialize},
     {"oom_serializer_set_header", "rlimit", "afs_serializer_set_header with a 96 MiB value under RLIMIT_AS", oom_serializer_set_header},
     {"oom_form_append_part", "rlimit", "afs_form_append_part of 96 MiB under RLIMIT_AS", oom_form_append_part},
+    {"oom_serializer_copy_headers", "rlimit", "afs_serializer_copy_header(s) of a 96 MiB header under RLIMIT_AS: NULL", oom_serializer_copy_headers},
+    {"oom_borrowed_getters", "rlimit", "afs_value_get_string, afs_request_header(_value) of 96 MiB under RLIMIT_AS: NULL or the bytes", oom_borrowed_getters},
     {"small_stack_512", "stack", "512-level trees written, read, walked and freed on a 64 KiB thread stack", small_stack},
     {"expansion_shared_plist", "decode", "200 KB binary plist: 100k refs to a shared 120-element array (12.1M values)", expansion_plist},
     {"lowered_decode_limit", "decode", "afs_response_serializer_set_max_decoded_bytes(4096) refuses a 1000-value JSON body", lowered_limit_json},
