@@ -100,7 +100,7 @@ python_tests() {
     pkg=$("$venv/bin/python" -c 'import afserialization, os; print(os.path.dirname(afserialization.__file__))' 2>/dev/null)
     [ -n "$pkg" ] || { echo "the wheel is not installed in $venv"; return 1; }
     AFS_TEST_INSTALLED_PACKAGE=1 \
-    AFSERIALIZATION_LIBRARY="$pkg/libafserialization.so" \
+    AFSERIALIZATION_LIBRARY="$pkg/libafserialization.so.0" \
     AFS_UPLOAD_WITH_CURL="$root/build/upload_with_curl" \
         "$venv/bin/python" -m pytest Tests/python -q -p no:cacheprovider
 }

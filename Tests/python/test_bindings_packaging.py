@@ -81,7 +81,7 @@ def test_the_tested_package_is_the_intended_one():
 
 
 def test_the_installed_package_carries_the_library(installed, library):
-    packaged = installed / "afserialization" / "libafserialization.so"
+    packaged = installed / "afserialization" / "libafserialization.so.0"
     assert packaged.read_bytes() == library.read_bytes()
     assert (installed / "afserialization" / "py.typed").exists()
     out = run_in(installed, "import afserialization as a; print(a.library_path); "
@@ -89,6 +89,18 @@ def test_the_installed_package_carries_the_library(installed, library):
     assert out.returncode == 0, out.stderr
     path, escaped = out.stdout.split()
     assert Path(path) == packaged and escaped == "a%20b"
+
+
+def test_help_lists_modules_only(installed):
+    # The library inside the package is no submodule: pkgutil (and so help()) must not list
+    # it, and help(afserialization) stays readable.
+    out = run_in(installed, "import pkgutil, pydoc, afserialization as a; "
+                            "print(sorted(m.name for m in pkgutil.iter_modules(a.__path__))); "
+                            "print(len(pydoc.render_doc(a, renderer=pydoc.plaintext).splitlines()))")
+    assert out.returncode == 0, out.stderr
+    names, lines = out.stdout.splitlines()
+    assert "libafserialization" not in names and "values" in names
+    assert int(lines) < 4000
 
 
 def test_environment_variable_overrides_the_packaged_library(installed, library, tmp_path):
@@ -109,16 +121,16 @@ def test_wheel_is_manylinux_with_the_header_version(wheel, library):
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         assert {"afserialization/__init__.py", "afserialization/_ffi.py",
-                "afserialization/libafserialization.so", "afserialization/py.typed"} <= names
+                "afserialization/libafserialization.so.0", "afserialization/py.typed"} <= names
         assert "afserialization/demo.py" not in names  # it drives a checkout: scripts/demo.sh
-        assert z.read("afserialization/libafserialization.so") == library.read_bytes()
+        assert z.read("afserialization/libafserialization.so.0") == library.read_bytes()
         dist_info = f"afserialization-{version}.dist-info"
         wheel_meta = z.read(f"{dist_info}/WHEEL").decode()
         assert "Root-Is-Purelib: false" in wheel_meta and f"Tag: py3-none-{platform}" in wheel_meta
         metadata = z.read(f"{dist_info}/METADATA").decode()
         assert f"Version: {version}" in metadata and "Requires-Python: >=3.8" in metadata
         assert any(n.startswith(dist_info) and n.endswith("LICENSE") for n in names)
-        assert "afserialization/libafserialization.so,sha256=" in z.read(f"{dist_info}/RECORD").decode()
+        assert "afserialization/libafserialization.so.0,sha256=" in z.read(f"{dist_info}/RECORD").decode()
 
 
 def test_auditwheel_agrees_with_the_tag(wheel):

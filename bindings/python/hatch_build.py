@@ -2,7 +2,7 @@
 
 * ``VersionHook`` (metadata): the version is ``AFS_VERSION_MAJOR.MINOR.PATCH`` of
   ``include/afserialization.h``, the one place it is written.
-* ``LibraryHook`` (wheel): packs ``afserialization/libafserialization.so``. With
+* ``LibraryHook`` (wheel): packs ``afserialization/libafserialization.so.0``. With
   ``$AFSERIALIZATION_LIBRARY`` set, that file; otherwise the project's CMake builds the
   library (SwiftPM underneath; ``BUILD_TESTING`` and the examples off) into
   ``<sources>/build-python`` and the stripped copy it makes for installing is packed. The
@@ -28,6 +28,9 @@ from hatchling.metadata.plugin.interface import MetadataHookInterface
 
 LIBRARY_ENV = "AFSERIALIZATION_LIBRARY"
 LIBRARY_NAME = "libafserialization.so"
+# The name inside the package: the SONAME's, so that nothing takes the library for an
+# extension module (pkgutil and help() list every `*.so` of a package as a submodule).
+PACKAGED_NAME = "libafserialization.so.0"
 # Libraries every manylinux policy lets a wheel link against (PEP 600).
 MANYLINUX_LIBRARIES = {
     "libc.so.6", "libm.so.6", "libdl.so.2", "librt.so.1", "libpthread.so.0",
@@ -151,7 +154,7 @@ class LibraryHook(BuildHookInterface):
                 raise FileNotFoundError(f"no library sources to build from; set {LIBRARY_ENV}")
             library = build_library(src)
             _log(f"packing {library}")
-        build_data["force_include"][os.path.realpath(library)] = f"afserialization/{LIBRARY_NAME}"
+        build_data["force_include"][os.path.realpath(library)] = f"afserialization/{PACKAGED_NAME}"
         build_data["pure_python"] = False
         build_data["tag"] = f"py3-none-{platform_tag(os.path.realpath(library))}"
         _log(f"wheel tag {build_data['tag']}")

@@ -22,7 +22,7 @@ Validate and decode what comes back with a response serializer (plain Python obj
     user = JSONResponseSerializer().response_object(
         r.status_code, r.headers.get("Content-Type"), r.content)
 
-The shared library ``libafserialization.so`` ships inside this package; the environment
+The shared library (``libafserialization.so.0``) ships inside this package; the environment
 variable ``AFSERIALIZATION_LIBRARY`` (a path) overrides it when the package is imported.
 """
 from __future__ import annotations

@@ -358,7 +358,7 @@ _BY_NAME: Dict[str, Tuple[str, Any, Sequence[Any], Optional[str]]] = {
 def _candidate_paths() -> List[Tuple[str, str]]:
     here = os.path.dirname(os.path.abspath(__file__))
     return [
-        ("packaged copy", os.path.join(here, "libafserialization.so")),
+        ("packaged copy", os.path.join(here, "libafserialization.so.0")),
         ("source checkout", os.path.normpath(
             os.path.join(here, "..", "..", "..", "build", "lib", "libafserialization.so"))),
     ]
