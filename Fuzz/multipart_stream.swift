@@ -358,7 +358,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 try form.appendFileData(body, name: name, filename: filename, mimeType: mime)
                 let type = mime ?? MIMETypes.forFilename(filename)
                 script.parts.append(ExpectedPart(headers: [("Content-Disposition", disposition(name, filename)), ("Content-Type", type)], body: body, inMemory: true))
-            case 2:  // custom headers
+            case 2:  // custom headers (the part has no name: a NUL in `name` is irrelevant)
+                nul = false
                 var headers: [(String, String)] = []
                 var bad = false
                 for _ in 0..<inp.below(4) {

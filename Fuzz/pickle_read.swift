@@ -7,6 +7,7 @@
 // - a failure is `.invalidArgument` with a message starting "pickle: ", or `.invalidUTF8`
 //   naming the str's offset; every opcode outside the subset is refused (a reader that
 //   accepted one would let the input name code in Python terms);
+// - the one-pass reader (the common shape) and the general reader build the same tree;
 // - a success has at most `Value.maxDepth` nested containers, and writing it back with
 //   `PickleWriter` emits only the subset and reads back to the same tree (sets that Python
 //   would merge or cannot hash come back as arrays, as documented).
@@ -29,6 +30,16 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     } catch {
         fail("read threw a non-AFSError: \(error)")
+    }
+    // The one-pass reader, when it takes the input, builds what the general reader does,
+    // in the same order (compared as written pickles: dictionary order counts).
+    if let direct = PickleReader.readDirect(bytes) {
+        let general = try? PickleReader.readGeneral(bytes)
+        require(general != nil, "the one-pass reader accepted what the general reader refuses")
+        if let general {
+            require((try? PickleWriter.pickle(direct)) == (try? PickleWriter.pickle(general)),
+                    "the one-pass and the general reader built different trees")
+        }
     }
     // Every opcode the reader accepted is in the subset.
     if value != nil {

@@ -277,6 +277,13 @@ public struct ValueDict: Sendable, Equatable {
         }
     }
 
+    /// Room for `n` keys in all.
+    public mutating func reserveCapacity(_ n: Int) {
+        keys.reserveCapacity(n)
+        values.reserveCapacity(n)
+        index.reserveCapacity(n)
+    }
+
     /// Replaces the value at position `i` (0..<count), keeping its key.
     public mutating func setValue(_ v: Value, at i: Int) { values[i] = v }
 

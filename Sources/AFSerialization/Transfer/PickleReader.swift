@@ -25,6 +25,22 @@ public enum PickleReader {
 
     /// The tree in `bytes` (one pickle, nothing after its `STOP`).
     public static func read(_ bytes: UnsafeBufferPointer<UInt8>) throws -> Value {
+        // What pickle.dumps writes for plain parameters (no container referenced twice, no
+        // set, ints within int64) is built in one pass. Anything else, and every error, goes
+        // through the general reader below, which also words the message.
+        if let v = readDirect(bytes) { return v }
+        return try readGeneral(bytes)
+    }
+
+    /// The one-pass reader alone: the tree, or nil (see `read`).
+    static func readDirect(_ bytes: UnsafeBufferPointer<UInt8>) -> Value? {
+        var r = Reader(bytes)
+        return r.runDirect()
+    }
+
+    /// The general reader alone: containers as nodes first (the memo may share them), then
+    /// converted, with shared members copied and counted.
+    static func readGeneral(_ bytes: UnsafeBufferPointer<UInt8>) throws -> Value {
         var r = Reader(bytes)
         // A container that holds itself (a cycle through the memo) is a reference cycle of
         // nodes: emptied at the end, whatever happened, so that nothing leaks.
@@ -282,6 +298,146 @@ private struct Reader {
             }
         }
         throw fail("the input ends before STOP")
+    }
+
+    // MARK: one pass
+
+    /// An object on the one-pass stack: its value, the height of its tree (0 for a scalar)
+    /// and whether it is a list or dict still open to APPEND(S)/SETITEM(S).
+    struct Item {
+        var value: Value
+        var height: Int
+        var open: PickleNode.Kind?
+    }
+
+    /// The tree in one pass, or nil: for input outside the common shape (a memo reference
+    /// to a container, a set or frozenset, an int beyond int64, an unusual opcode) and for
+    /// every error, so that the general reader can take it and name what is wrong.
+    mutating func runDirect() -> Value? {
+        do { return try direct() } catch { return nil }
+    }
+
+    private mutating func direct() throws -> Value? {
+        var items: [Item] = []
+        var memo: [Value?] = []  // nil: a container (references to it take the general path)
+        items.reserveCapacity(16)
+        memo.reserveCapacity(32)
+        marks.reserveCapacity(8)
+        func top(_ n: Int, _ floor: Int) -> Bool { items.count - floor >= n }
+        while i < b.count {
+            at = i
+            let op = b[i]
+            i += 1
+            let floor = marks.last ?? 0
+            switch op {
+            case Pickle.PROTO:
+                let v = try byte("PROTO")
+                guard v >= 2 && v <= 5 else { return nil }
+            case Pickle.FRAME:
+                _ = try length(8, "FRAME")
+            case Pickle.STOP:
+                guard marks.isEmpty, items.count == 1, i == b.count,
+                      items[0].height <= Value.maxDepth else { return nil }
+                return items[0].value
+            case Pickle.MARK:
+                marks.append(items.count)
+            case Pickle.NONE: items.append(Item(value: .null, height: 0, open: nil))
+            case Pickle.NEWTRUE: items.append(Item(value: .bool(true), height: 0, open: nil))
+            case Pickle.NEWFALSE: items.append(Item(value: .bool(false), height: 0, open: nil))
+            case Pickle.BININT1: items.append(Item(value: .int(Int64(try le(1, "BININT1"))), height: 0, open: nil))
+            case Pickle.BININT2: items.append(Item(value: .int(Int64(try le(2, "BININT2"))), height: 0, open: nil))
+            case Pickle.BININT:
+                items.append(Item(value: .int(Int64(Int32(bitPattern: UInt32(try le(4, "BININT"))))), height: 0, open: nil))
+            case Pickle.LONG1:
+                guard case .value(let v) = try long(try take(Int(try byte("LONG1")), "an int")) else { return nil }
+                items.append(Item(value: v, height: 0, open: nil))
+            case Pickle.BINFLOAT:
+                let p = try take(8, "BINFLOAT")
+                var u: UInt64 = 0
+                for k in 0..<8 { u = (u << 8) | UInt64(p[k]) }
+                items.append(Item(value: .double(Double(bitPattern: u)), height: 0, open: nil))
+            case Pickle.SHORT_BINUNICODE: items.append(Item(value: try text(try length(1, "SHORT_BINUNICODE")), height: 0, open: nil))
+            case Pickle.BINUNICODE: items.append(Item(value: try text(try length(4, "BINUNICODE")), height: 0, open: nil))
+            case Pickle.BINUNICODE8: items.append(Item(value: try text(try length(8, "BINUNICODE8")), height: 0, open: nil))
+            case Pickle.SHORT_BINBYTES, Pickle.BINBYTES, Pickle.BINBYTES8:
+                let n = try length(op == Pickle.SHORT_BINBYTES ? 1 : op == Pickle.BINBYTES ? 4 : 8, "BINBYTES")
+                items.append(Item(value: .data(Array(try take(n, "bytes"))), height: 0, open: nil))
+            case Pickle.EMPTY_DICT: items.append(Item(value: .dict(ValueDict()), height: 1, open: .dict))
+            case Pickle.EMPTY_LIST: items.append(Item(value: .array([]), height: 1, open: .list))
+            case Pickle.EMPTY_TUPLE: items.append(Item(value: .array([]), height: 1, open: nil))
+            case Pickle.TUPLE1, Pickle.TUPLE2, Pickle.TUPLE3, Pickle.TUPLE:
+                let start: Int
+                if op == Pickle.TUPLE {
+                    guard let m = marks.popLast() else { return nil }
+                    start = m
+                } else {
+                    let n = Int(op - Pickle.TUPLE1) + 1
+                    guard top(n, floor) else { return nil }
+                    start = items.count - n
+                }
+                var height = 0
+                let members = items[start...].map { height = Swift.max(height, $0.height); return $0.value }
+                items.removeSubrange(start...)
+                items.append(Item(value: .array(members), height: height + 1, open: nil))
+            case Pickle.APPEND, Pickle.APPENDS, Pickle.SETITEM, Pickle.SETITEMS:
+                // the members: the top one (APPEND), two (SETITEM), or those above the mark
+                let start: Int
+                if op == Pickle.APPENDS || op == Pickle.SETITEMS {
+                    guard let m = marks.popLast() else { return nil }
+                    start = m
+                } else {
+                    let n = op == Pickle.APPEND ? 1 : 2
+                    guard top(n, floor) else { return nil }
+                    start = items.count - n
+                }
+                let t = start - 1
+                guard t >= (marks.last ?? 0), t >= 0 else { return nil }
+                let isDict = op == Pickle.SETITEM || op == Pickle.SETITEMS
+                guard items[t].open == (isDict ? .dict : .list) else { return nil }
+                var height = items[t].height
+                let n = items.count - start
+                if isDict {
+                    guard n % 2 == 0, case .dict(var d) = items[t].value else { return nil }
+                    items[t].value = .null  // `d` is then the only reference: no copy
+                    try Memory.probe(d.count + n / 2, of: (String, Value, Int).self, "a dict")
+                    d.reserveCapacity(d.count + n / 2)
+                    var k = start
+                    while k < items.count {
+                        guard case .string(let key) = items[k].value else { return nil }
+                        height = Swift.max(height, items[k + 1].height + 1)
+                        d[key] = items[k + 1].value
+                        k += 2
+                    }
+                    items[t].value = .dict(d)
+                } else {
+                    guard case .array(var a) = items[t].value else { return nil }
+                    items[t].value = .null
+                    try a.checkedReserve(a.count + n, "a list")
+                    for k in start..<items.count {
+                        height = Swift.max(height, items[k].height + 1)
+                        a.append(items[k].value)
+                    }
+                    items[t].value = .array(a)
+                }
+                items[t].height = height
+                items.removeSubrange(start...)
+            case Pickle.MEMOIZE, Pickle.BINPUT, Pickle.LONG_BINPUT:
+                let index = op == Pickle.MEMOIZE ? memo.count : Int(try le(op == Pickle.BINPUT ? 1 : 4, "BINPUT"))
+                guard items.count > floor, index <= memo.count else { return nil }
+                let last = items[items.count - 1]
+                // (spelled out: `Value` is nil-literal convertible, so a bare `nil` here
+                // would be `.null`)
+                let entry: Value? = last.height == 0 ? Optional.some(last.value) : Optional.none
+                if index == memo.count { memo.append(entry) } else { memo[index] = entry }
+            case Pickle.BINGET, Pickle.LONG_BINGET:
+                let index = Int(try le(op == Pickle.BINGET ? 1 : 4, "BINGET"))
+                guard index < memo.count, let v = memo[index] else { return nil }
+                items.append(Item(value: v, height: 0, open: nil))
+            default:
+                return nil
+            }
+        }
+        return nil
     }
 
     func refused(_ op: UInt8, named: String?) -> AFSError {
