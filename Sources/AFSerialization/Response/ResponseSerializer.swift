@@ -185,7 +185,7 @@ public struct ResponseSerializer: Sendable {
         var typeMessage: String? = nil
         if let types = acceptableContentTypes, !(mime == nil && bodyCount == 0) {
             let lower = mime.map(asciiLowercased)
-            if !types.contains(where: { lower?.utf8.elementsEqual($0.utf8) ?? false }) {
+            if !types.contains(where: { t in lower.map { utf8Equal($0, t) } ?? false }) {
                 typeMessage = "unacceptable content-type: " + (mime.map(ResponseSerializer.printable) ?? "(none)")
             }
         }

@@ -299,10 +299,13 @@ extension PickleWriter {
 /// objects). At most 65,536 distinct keys are remembered; later new keys are written out
 /// each time.
 struct KeyMemo {
+    private struct Entry {
+        var start: UnsafePointer<UInt8>
+        var length: Int
+        var index: UInt32
+    }
     private var slots: [Int32] = []
-    private var starts: [UnsafePointer<UInt8>] = []
-    private var lengths: [Int] = []
-    private var indices: [UInt32] = []
+    private var entries: [Entry] = []
 
     @inline(__always)
     private static func hash(_ b: UnsafeBufferPointer<UInt8>) -> Int {
@@ -318,34 +321,34 @@ struct KeyMemo {
         while true {
             let e = Int(slots[s])
             if e < 0 { return nil }
-            if lengths[e] == b.count && (b.count == 0 || memcmp(starts[e], b.baseAddress!, b.count) == 0) {
-                return indices[e]
+            let entry = entries[e]
+            if entry.length == b.count && (b.count == 0 || memcmp(entry.start, b.baseAddress!, b.count) == 0) {
+                return entry.index
             }
             s = (s &+ 1) & mask
         }
     }
 
     /// Whether another text can be remembered (at most 65,536).
-    var hasRoom: Bool { starts.count < 65536 }
+    var hasRoom: Bool { entries.count < 65536 }
 
     mutating func insert(_ b: UnsafeBufferPointer<UInt8>, _ index: UInt32) {
         guard hasRoom, let base = b.baseAddress else { return }
-        if slots.isEmpty || (starts.count + 1) * 2 > slots.count { grow() }
+        if slots.isEmpty || (entries.count + 1) * 2 > slots.count { grow() }
         let mask = slots.count - 1
         var s = KeyMemo.hash(b) & mask
         while slots[s] >= 0 { s = (s &+ 1) & mask }
-        slots[s] = Int32(starts.count)
-        starts.append(base)
-        lengths.append(b.count)
-        indices.append(index)
+        slots[s] = Int32(entries.count)
+        entries.append(Entry(start: base, length: b.count, index: index))
     }
 
     private mutating func grow() {
-        let size = Swift.max(64, slots.count * 2)
+        let size = Swift.max(16, slots.count * 2)
         slots = Array(repeating: -1, count: size)
+        entries.reserveCapacity(size / 2)  // room until the next growth: one allocation
         let mask = size - 1
-        for e in starts.indices {
-            var s = KeyMemo.hash(UnsafeBufferPointer(start: starts[e], count: lengths[e])) & mask
+        for e in entries.indices {
+            var s = KeyMemo.hash(UnsafeBufferPointer(start: entries[e].start, count: entries[e].length)) & mask
             while slots[s] >= 0 { s = (s &+ 1) & mask }
             slots[s] = Int32(e)
         }
