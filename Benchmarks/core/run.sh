@@ -8,8 +8,8 @@
 # --baseline LIBDIR also times another build of the library (a directory holding its
 # libafserialization.so, e.g. one built from main by scripts/build-library.sh DIR) in the
 # same run; its rows are named "afs LIBDIR".
-# The C peers come from Debian's libsimdjson-dev, libcjson-dev and libjansson-dev, installed
-# with apt-get when missing.
+# The C peers come from Debian's libsimdjson-dev, libcjson-dev, libjansson-dev and
+# libcurl4-openssl-dev, installed with apt-get when missing.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 here="$root/Benchmarks/core"
@@ -17,7 +17,7 @@ baseline=
 if [ "${1:-}" = --baseline ]; then baseline=$(cd "$2" && pwd); fi
 "$root/scripts/install-deps.sh"
 missing=
-for p in libsimdjson-dev libcjson-dev libjansson-dev; do
+for p in libsimdjson-dev libcjson-dev libjansson-dev libcurl4-openssl-dev; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"
 done
 if [ -n "$missing" ]; then

@@ -97,6 +97,9 @@ public struct ByteWriter: ~Copyable {
         let start = (Int(bitPattern: base + count) + page - 1) & ~(page - 1)
         let end = (Int(bitPattern: base + count) + Swift.min(n, capacity - count)) & ~(page - 1)
         if end > start, let p = UnsafeMutableRawPointer(bitPattern: start) {
+            // Transparent huge pages where the system allows them on request (the
+            // "madvise" setting): one fault and one clear per 2 MiB instead of per 4 KiB.
+            _ = madvise(p, end - start, 14 /* MADV_HUGEPAGE */)
             _ = madvise(p, end - start, 23 /* MADV_POPULATE_WRITE */)
         }
         #endif
