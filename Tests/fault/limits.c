@@ -111,6 +111,12 @@ static void expect_no_memory(afs_status st, const afs_error *e) {
     if (st != AFS_E_NO_MEMORY) note("expected AFS_E_NO_MEMORY, got %s", afs_status_name(st));
 }
 
+/* For functions without an afs_error: NULL is their out-of-memory answer. */
+static void expect_null(const void *p, const char *what) {
+    record(p ? AFS_OK : AFS_E_NO_MEMORY, NULL);
+    if (p) note("%s succeeded with %d MiB of headroom", what, HEADROOM);
+}
+
 static void oom_percent_escape(void) {
     char *in = big_text(' ');   /* every byte becomes %20: 288 MiB of output */
     if (!in) return;
@@ -418,9 +424,7 @@ static void oom_string_new(void) {
     if (!in) return;
     cap_memory(HEADROOM);
     char *copy = afs_string_new(in, BIG);
-    /* no afs_error here: NULL is the out-of-memory answer */
-    record(copy ? AFS_OK : AFS_E_NO_MEMORY, NULL);
-    if (copy) note("a 96 MiB copy succeeded with 48 MiB of headroom");
+    expect_null(copy, "a 96 MiB afs_string_new");
     afs_free(copy);
     still_works();
     free(in);
@@ -443,8 +447,7 @@ static void oom_value_new_data(void) {
     if (!in) return;
     cap_memory(HEADROOM);
     afs_value *v = afs_value_new_data(in, BIG);
-    record(v ? AFS_OK : AFS_E_NO_MEMORY, NULL);
-    if (v) note("a 96 MiB copy succeeded with 48 MiB of headroom");
+    expect_null(v, "a 96 MiB afs_value_new_data");
     afs_value_free(v);
     still_works();
     free(in);
@@ -528,9 +531,8 @@ static void oom_request_pickle(void) {
     cap_memory(HEADROOM);
     size_t len = 1;
     const uint8_t *p = afs_request_pickle(r, &len);
-    record(p ? AFS_OK : AFS_E_NO_MEMORY, NULL);
-    if (p) note("a snapshot of 96 MiB was made with 48 MiB of headroom");
-    else if (len != 0) note("*len is %zu after a NULL snapshot", len);
+    expect_null(p, "a 96 MiB snapshot");
+    if (!p && len != 0) note("*len is %zu after a NULL snapshot", len);
     still_works();
     afs_request_free(r);
 }
@@ -592,10 +594,8 @@ static void oom_serializer_copy_headers(void) {
     cap_memory(HEADROOM);
     char *one = afs_serializer_copy_header(s, "X-Big");
     char *all = afs_serializer_copy_headers(s);
-    /* no afs_error: NULL is the out-of-memory answer */
-    record(one || all ? AFS_OK : AFS_E_NO_MEMORY, NULL);
-    if (one) note("afs_serializer_copy_header copied 96 MiB with 48 MiB of headroom");
-    if (all) note("afs_serializer_copy_headers copied 96 MiB with 48 MiB of headroom");
+    expect_null(one, "afs_serializer_copy_header of 96 MiB");
+    if (!one) expect_null(all, "afs_serializer_copy_headers of 96 MiB");
     afs_free(one);
     afs_free(all);
     still_works();
