@@ -69,4 +69,22 @@ final class PickleReaderTests: XCTestCase {
         XCTAssertNil(direct(nested(Value.maxDepth + 1)))
         XCTAssertThrowsError(try PickleReader.read(nested(Value.maxDepth + 1)))
     }
+
+    func testVeryDeepNestingIsRefusedWithoutDeepRecursion() {
+        // 200,000 nested lists: the one-pass reader stops at the limit and releases what it
+        // built without recursing 200,000 levels (that would overflow the stack); the
+        // general reader's message keeps the path short.
+        var b: [UInt8] = [0x80, 0x02]
+        b += [UInt8](repeating: 0x5d, count: 200_000)
+        b += [0x4b, 0x01]
+        b += [UInt8](repeating: 0x61, count: 200_000)
+        b.append(0x2e)
+        XCTAssertNil(direct(b))
+        XCTAssertThrowsError(try PickleReader.read(b)) { e in
+            let m = "\(e)"
+            XCTAssertTrue(m.contains("deeper than \(Value.maxDepth) levels"), m)
+            XCTAssertTrue(m.contains("[0][0][0]…[0][0], \(Value.maxDepth) levels"), m)
+            XCTAssertLessThan(m.utf8.count, 300, m)
+        }
+    }
 }

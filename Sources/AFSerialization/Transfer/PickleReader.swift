@@ -314,11 +314,14 @@ private struct Reader {
     /// to a container, a set or frozenset, an int beyond int64, an unusual opcode) and for
     /// every error, so that the general reader can take it and name what is wrong.
     mutating func runDirect() -> Value? {
-        do { return try direct() } catch { return nil }
+        var items: [Item] = []
+        // Whatever was built when the one-pass reader gives up (at most `Value.maxDepth`
+        // levels deep: deeper nesting stops it) is released without deep recursion.
+        defer { for k in items.indices { Value.releaseDeep(&items[k].value) } }
+        do { return try direct(&items) } catch { return nil }
     }
 
-    private mutating func direct() throws -> Value? {
-        var items: [Item] = []
+    private mutating func direct(_ items: inout [Item]) throws -> Value? {
         var memo: [Value?] = []  // nil: a container (references to it take the general path)
         items.reserveCapacity(16)
         memo.reserveCapacity(32)
@@ -336,9 +339,8 @@ private struct Reader {
             case Pickle.FRAME:
                 _ = try length(8, "FRAME")
             case Pickle.STOP:
-                guard marks.isEmpty, items.count == 1, i == b.count,
-                      items[0].height <= Value.maxDepth else { return nil }
-                return items[0].value
+                guard marks.isEmpty, items.count == 1, i == b.count else { return nil }
+                return items.removeLast().value
             case Pickle.MARK:
                 marks.append(items.count)
             case Pickle.NONE: items.append(Item(value: .null, height: 0, open: nil))
@@ -378,6 +380,7 @@ private struct Reader {
                 var height = 0
                 let members = items[start...].map { height = Swift.max(height, $0.height); return $0.value }
                 items.removeSubrange(start...)
+                guard height < Value.maxDepth else { return nil }
                 items.append(Item(value: .array(members), height: height + 1, open: nil))
             case Pickle.APPEND, Pickle.APPENDS, Pickle.SETITEM, Pickle.SETITEMS:
                 // the members: the top one (APPEND), two (SETITEM), or those above the mark
@@ -421,6 +424,8 @@ private struct Reader {
                 }
                 items[t].height = height
                 items.removeSubrange(start...)
+                // deeper than the limit: the general reader names the path
+                guard height <= Value.maxDepth else { return nil }
             case Pickle.MEMOIZE, Pickle.BINPUT, Pickle.LONG_BINPUT:
                 let index = op == Pickle.MEMOIZE ? memo.count : Int(try le(op == Pickle.BINPUT ? 1 : 4, "BINPUT"))
                 guard items.count > floor, index <= memo.count else { return nil }
@@ -486,18 +491,22 @@ private struct Converter {
 
     init(limit: Int) { self.limit = limit }
 
-    /// `['a'][2]`, rendered only for a message.
+    /// `['a'][2]`, rendered only for a message; a long path keeps its first three and last
+    /// two steps (`[0][0][0]…[0][0], 513 levels`).
     func where_() -> String {
         if path.isEmpty { return "at the top level" }
-        var out = "at "
-        for step in path {
+        func text(_ step: Step) -> String {
             switch step {
-            case .key(let k): out += "[" + quoted(k) + "]"
-            case .index(let j): out += "[\(j)]"
-            case .member(let j): out += "[set member \(j)]"
+            case .key(let k): return "[" + quoted(k) + "]"
+            case .index(let j): return "[\(j)]"
+            case .member(let j): return "[set member \(j)]"
             }
         }
-        return out
+        if path.count > 8 {
+            return "at " + path.prefix(3).map(text).joined() + "…" + path.suffix(2).map(text).joined()
+                + ", \(path.count) levels"
+        }
+        return "at " + path.map(text).joined()
     }
 
     func fail(_ message: String) -> AFSError {
