@@ -670,6 +670,12 @@ static void *small_stack_work(void *arg) {
                                                 body, len, &back, &e);
             if (st != AFS_OK) note("decoding case %d: %s", (int)c, e.message);
             afs_value_free(back);
+            uint8_t *pickled = NULL;
+            size_t pickled_len = 0;
+            st = afs_response_object_pickle(rs, 200, cases[c].kind == AFS_SERIALIZER_JSON ? "application/json" : "application/x-plist",
+                                            body, len, &pickled, &pickled_len, &e);
+            if (st != AFS_OK) note("decoding case %d as a pickle: %s", (int)c, e.message);
+            afs_free(pickled);
             afs_response_serializer_free(rs);
         }
         afs_request_free(r);
@@ -718,6 +724,69 @@ static void *small_stack_work(void *arg) {
     if (afs_response_object(prs, 200, "application/x-plist", badxml, k, &pv, &e) != AFS_E_INVALID_PLIST) note("bad deep plist accepted");
     afs_value_free(pv);
     afs_response_serializer_free(prs);
+    /* pickles (Python's one crossing): 512 levels read and written on this stack; 100,000
+     * nested lists refused, and what was built before the limit freed on this stack */
+    afs_value *deep = afs_value_parse_json(json, AFS_NTS, &e);
+    size_t plen = 0;
+    uint8_t *pk = deep ? afs_value_to_pickle(deep, &plen, &e) : NULL;
+    if (!pk) note("to_pickle: %s", e.message);
+    afs_value *again = pk ? afs_value_from_pickle(pk, plen, &e) : NULL;
+    if (pk && !again) note("from_pickle of 512 levels: %s", e.message);
+    afs_value_free(again);
+    afs_free(pk);
+    afs_value_free(deep);
+    /* the parameters of a request as a pickle, 512 levels ({"k": [[…]]}): read, written
+     * as JSON, and released on this stack */
+    afs_value *params = deep_tree(DEPTH);
+    uint8_t *pp = params ? afs_value_to_pickle(params, &plen, &e) : NULL;
+    if (params && !pp) note("to_pickle of the parameters: %s", e.message);
+    if (pp) {
+        afs_serializer *js = afs_serializer_new(AFS_SERIALIZER_JSON);
+        const uint8_t *snap = NULL;
+        size_t snap_len = 0;
+        afs_request *pr = afs_serializer_request_pickle(js, "POST", "https://example.com/x", pp, plen, &snap, &snap_len, &e);
+        if (!pr) note("afs_serializer_request_pickle of 512 levels: %s", e.message);
+        afs_request_free(pr);
+        afs_serializer_free(js);
+    }
+    afs_free(pp);
+    afs_value_free(params);
+    /* 511 lists around an empty set (the general reader: sets and shared members) */
+    unsigned char viaset[2 * DEPTH + 8];
+    size_t vn = 0;
+    viaset[vn++] = 0x80; viaset[vn++] = 4;                            /* PROTO 4 */
+    memset(viaset + vn, ']', DEPTH - 1); vn += DEPTH - 1;              /* EMPTY_LIST */
+    viaset[vn++] = 0x8f;                                              /* EMPTY_SET */
+    memset(viaset + vn, 'a', DEPTH - 1); vn += DEPTH - 1;              /* APPEND */
+    viaset[vn++] = '.';
+    afs_value *sv = afs_value_from_pickle(viaset, vn, &e);
+    if (!sv) note("512 levels through the general pickle reader: %s", e.message);
+    afs_value_free(sv);
+    /* 511 nested sets written as a pickle (frozensets: Python's hashing rules walk them) */
+    afs_value *sets = afs_value_new_set();
+    for (int i = 1; i < DEPTH - 1 && sets; i++) {
+        afs_value *outer = afs_value_new_set();
+        if (afs_value_append(outer, sets, &e) != AFS_OK) { note("nested sets: %s", e.message); afs_value_free(outer); sets = NULL; break; }
+        sets = outer;
+    }
+    uint8_t *sp = sets ? afs_value_to_pickle(sets, &plen, &e) : NULL;
+    if (sets && !sp) note("to_pickle of nested sets: %s", e.message);
+    afs_free(sp);
+    afs_value_free(sets);
+    enum { LISTS = 100000 };
+    unsigned char *nest = malloc(2 * LISTS + 8);
+    if (nest) {
+        size_t n = 0;
+        nest[n++] = 0x80; nest[n++] = 2;                             /* PROTO 2 */
+        memset(nest + n, ']', LISTS); n += LISTS;                    /* EMPTY_LIST */
+        nest[n++] = 'K'; nest[n++] = 1;                              /* BININT1 1 */
+        memset(nest + n, 'a', LISTS); n += LISTS;                    /* APPEND */
+        nest[n++] = '.';                                             /* STOP */
+        afs_value *no = afs_value_from_pickle(nest, n, &e);
+        if (no || e.code != AFS_E_INVALID_ARGUMENT) note("100,000 nested lists: %s", no ? "accepted" : afs_status_name(e.code));
+        afs_value_free(no);
+        free(nest);
+    }
     cur->status = AFS_OK;
     return NULL;
 }
@@ -849,7 +918,7 @@ static const scenario scenarios[] = {
     {"oom_form_append_part", "rlimit", "afs_form_append_part of 96 MiB under RLIMIT_AS", oom_form_append_part},
     {"oom_serializer_copy_headers", "rlimit", "afs_serializer_copy_header(s) of a 96 MiB header under RLIMIT_AS: NULL", oom_serializer_copy_headers},
     {"oom_borrowed_getters", "rlimit", "afs_value_get_string, afs_request_header(_value) of 96 MiB under RLIMIT_AS: NULL or the bytes", oom_borrowed_getters},
-    {"small_stack_512", "stack", "512-level trees written, read, walked and freed on a 64 KiB thread stack", small_stack},
+    {"small_stack_512", "stack", "512-level trees written, read (JSON, plists, pickles), walked and freed on a 64 KiB thread stack; 100,000 nested pickle lists refused", small_stack},
     {"expansion_shared_plist", "decode", "200 KB binary plist: 100k refs to a shared 120-element array (12.1M values)", expansion_plist},
     {"lowered_decode_limit", "decode", "afs_response_serializer_set_max_decoded_bytes(4096) refuses a 1000-value JSON body", lowered_limit_json},
 };

@@ -10,6 +10,13 @@ extension RequestSerializer {
         // Not `nil` in a conditional: `Value` is ExpressibleByNilLiteral (it would be .null).
         var params: Value? = Optional.none
         if !pickledParams.isEmpty { params = try PickleReader.read(pickledParams) }
+        // The parameters go once the request is made: released without deep recursion.
+        defer {
+            if var p = params {
+                params = Optional.none
+                Value.releaseDeep(&p)
+            }
+        }
         return try request(method: method, url: url, params: params)
     }
 }
@@ -44,8 +51,11 @@ extension ResponseSerializer {
             }
             // Malformed: the tree path below reports it (the same error, message for message).
         }
-        let r = leaf.decode(v, body)
-        guard let value = r.value else { return PickledOutcome(pickle: nil, error: r.error) }
+        var r = leaf.decode(v, body)
+        guard var value = r.value else { return PickledOutcome(pickle: nil, error: r.error) }
+        r.value = nil
+        // The tree goes once it is written: released without deep recursion.
+        defer { Value.releaseDeep(&value) }
         do {
             return PickledOutcome(pickle: try PickleWriter.mallocPickle(value), error: r.error)
         } catch {

@@ -520,7 +520,16 @@ private struct Converter {
         }
     }
 
+    /// The value of `r` at nesting `depth`; containers `LargeStack.hopDepth` levels down
+    /// continue on a large stack (see `PickleWriter.write`).
     mutating func convert(_ r: PickleRef, depth: Int) throws -> Value {
+        if depth == LargeStack.hopDepth, case .node = r {
+            return try LargeStack.run { try self.convertHere(r, depth: depth) }
+        }
+        return try convertHere(r, depth: depth)
+    }
+
+    private mutating func convertHere(_ r: PickleRef, depth: Int) throws -> Value {
         switch r {
         case .value(let v):
             if v.isContainer {

@@ -96,8 +96,18 @@ public struct PickleWriter: ~Copyable {
 
     // MARK: Values
 
-    /// Writes `v` at nesting `depth` (0 for the root).
+    /// Writes `v` at nesting `depth` (0 for the root). Containers `LargeStack.hopDepth`
+    /// levels down continue on a large stack, so that deep trees need little of the
+    /// caller's thread stack.
     public mutating func write(_ v: Value, depth: Int) throws {
+        if depth == LargeStack.hopDepth && v.isContainer {
+            try LargeStack.run { try self.writeHere(v, depth: depth) }
+            return
+        }
+        try writeHere(v, depth: depth)
+    }
+
+    private mutating func writeHere(_ v: Value, depth: Int) throws {
         switch v {
         case .null: out.append(Pickle.NONE)
         case .bool(let b): bool(b)
@@ -124,7 +134,12 @@ public struct PickleWriter: ~Copyable {
             out.append(Pickle.SETITEMS)
         case .set(let s):
             try checkDepth(depth)
-            if PickleWriter.pythonKey(v) != nil {
+            // (the key of nested sets is built and dropped by recursion: on a large stack
+            // when the set is deep)
+            let hashable = v.isNested(atLeast: LargeStack.hopDepth)
+                ? try LargeStack.run { PickleWriter.pythonKey(v) != nil }
+                : PickleWriter.pythonKey(v) != nil
+            if hashable {
                 out.append(Pickle.MARK)
                 for m in s.members { try write(m, depth: depth + 1) }
                 out.append(Pickle.FROZENSET)
