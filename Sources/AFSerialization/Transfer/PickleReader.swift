@@ -59,7 +59,19 @@ public enum PickleReader {
 /// A container under construction (containers are filled after they are pushed, and the
 /// memo may refer to them while they are).
 final class PickleNode {
-    enum Kind { case list, tuple, dict, set, frozenset }
+    enum Kind {
+        case list, tuple, dict, set, frozenset
+        /// The Python type's name, for messages.
+        var name: String {
+            switch self {
+            case .list: return "list"
+            case .tuple: return "tuple"
+            case .dict: return "dict"
+            case .set: return "set"
+            case .frozenset: return "frozenset"
+            }
+        }
+    }
     let kind: Kind
     var items: [PickleRef]
     /// Set once converted: later references reuse it (shared members).
@@ -146,19 +158,9 @@ private struct Reader {
     func target(at index: Int, _ kinds: [PickleNode.Kind], _ what: String) throws -> PickleNode {
         guard index >= floor, index >= 0, index < stack.count,
               case .node(let n) = stack[index], kinds.contains(n.kind) else {
-            throw fail("\(what) has no \(kinds.map(name).joined(separator: " or ")) to add to")
+            throw fail("\(what) has no \(kinds.map(\.name).joined(separator: " or ")) to add to")
         }
         return n
-    }
-
-    func name(_ k: PickleNode.Kind) -> String {
-        switch k {
-        case .list: return "list"
-        case .tuple: return "tuple"
-        case .dict: return "dict"
-        case .set: return "set"
-        case .frozenset: return "frozenset"
-        }
     }
 
     func isScalar(_ r: PickleRef) -> Bool {
@@ -547,7 +549,7 @@ private struct Converter {
                 try count(n.expanded)
                 return v
             }
-            if n.visiting { throw fail("the \(kindName(n.kind)) contains itself (a cycle)") }
+            if n.visiting { throw fail("the \(n.kind.name) contains itself (a cycle)") }
             if depth >= Value.maxDepth { throw depthError() }
             n.visiting = true
             defer { n.visiting = false }
@@ -602,20 +604,10 @@ private struct Converter {
         fail("containers nested deeper than \(Value.maxDepth) levels")
     }
 
-    func kindName(_ k: PickleNode.Kind) -> String {
-        switch k {
-        case .list: return "list"
-        case .tuple: return "tuple"
-        case .dict: return "dict"
-        case .set: return "set"
-        case .frozenset: return "frozenset"
-        }
-    }
-
     func typeName(_ r: PickleRef) -> String {
         switch r {
         case .bigInt: return "int"
-        case .node(let n): return kindName(n.kind)
+        case .node(let n): return n.kind.name
         case .value(let v):
             switch v {
             case .null: return "NoneType"
