@@ -13,9 +13,10 @@
 #   5. fuzzing: seeds, coverage corpora and regression inputs replayed through the targets,
 #      then a smoke run of AFS_FUZZ_SECONDS per target (default 5; 60 with --long-fuzz or
 #      when CI=true; 0 skips it)
-# Stages 1-3 and 4-5 run as two lanes side by side (one waits on valgrind and Python while
-# the other compiles); each stage's output goes to build-test/<stage>.log, and a table of
-# stages, results and times closes the run. The exit status is non-zero if any failed.
+# The stages run in two lanes side by side: the library lane runs 1-3 and then the fuzzing
+# of 5; the hardening lane builds the fuzz targets, then runs 4. Each stage's output goes
+# to build-test/<stage>.log, and a table of stages, results and times closes the run. The
+# exit status is non-zero if any failed.
 #
 #   scripts/test.sh [--long-fuzz] [--serial]
 set -uo pipefail
@@ -28,7 +29,7 @@ for a in "$@"; do
     case "$a" in
         --long-fuzz) long_fuzz=1 ;;
         --serial) serial=1 ;;
-        -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,21p' "$0"; exit 0 ;;
         *) echo "test.sh: unknown option $a" >&2; exit 2 ;;
     esac
 done
@@ -110,6 +111,9 @@ fault_and_matrix() {
     scripts/bad-input-matrix.sh --check --fault-results "$root/build-fault/results.tsv"
 }
 
+# The lanes are balanced for 2 cores: the hardening lane builds the fuzz targets first and
+# then runs the sanitizers (its long part); the library lane, once its own stages are
+# done, runs the fuzz targets the other lane built.
 lane_library() {
     if stage build build_all; then
         stage ctest ctest --test-dir build --output-on-failure -j2
@@ -122,10 +126,8 @@ lane_library() {
     else
         for s in ctest fault-and-matrix python-wheel python-tests; do skip $s "build failed"; done
     fi
-}
-lane_hardening() {
-    stage sanitizers scripts/sanitize.sh --skip-valgrind   # ctest runs the valgrind tests
-    if stage fuzz-build scripts/fuzz.sh --build; then
+    while [ ! -f "$out/fuzz-build.result" ]; do sleep 2; done
+    if [ "$(cut -d' ' -f1 "$out/fuzz-build.result")" = ok ]; then
         stage fuzz-replay scripts/fuzz.sh --regressions
         if [ "$fuzz_seconds" != 0 ]; then
             stage fuzz-smoke scripts/fuzz.sh "$fuzz_seconds"
@@ -136,11 +138,15 @@ lane_hardening() {
         skip fuzz-replay "fuzz build failed"; skip fuzz-smoke "fuzz build failed"
     fi
 }
+lane_hardening() {
+    stage fuzz-build scripts/fuzz.sh --build
+    stage sanitizers scripts/sanitize.sh --skip-valgrind   # ctest runs the valgrind tests
+}
 
 echo "test.sh: $([ $serial -eq 1 ] && echo "one lane" || echo "two lanes"); fuzzing ${fuzz_seconds} s per target; logs in build-test/"
 if [ $serial -eq 1 ]; then
-    lane_library
     lane_hardening
+    lane_library
 else
     lane_hardening &
     hardening=$!
