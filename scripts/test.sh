@@ -13,9 +13,9 @@
 #   5. fuzzing: seeds, coverage corpora and regression inputs replayed through the targets,
 #      then a smoke run of AFS_FUZZ_SECONDS per target (default 5; 60 with --long-fuzz or
 #      when CI=true; 0 skips it)
-# The stages run in two lanes side by side: the library lane runs 1-3 and then the fuzzing
-# of 5; the hardening lane builds the fuzz targets, then runs 4. Each stage's output goes
-# to build-test/<stage>.log, and a table of stages, results and times closes the run. The
+# The stages run in two lanes side by side (the build, ctest and the sanitizers in one; the
+# fuzzing, then fault injection and Python in the other). Each stage's output goes to
+# build-test/<stage>.log, and a table of stages, results and times closes the run. The
 # exit status is non-zero if any failed.
 #
 #   scripts/test.sh [--long-fuzz] [--serial]
@@ -111,23 +111,12 @@ fault_and_matrix() {
     scripts/bad-input-matrix.sh --check --fault-results "$root/build-fault/results.tsv"
 }
 
-# The lanes are balanced for 2 cores: the hardening lane builds the fuzz targets first and
-# then runs the sanitizers (its long part); the library lane, once its own stages are
-# done, runs the fuzz targets the other lane built.
-lane_library() {
-    if stage build build_all; then
-        stage ctest ctest --test-dir build --output-on-failure -j2
-        stage fault-and-matrix fault_and_matrix
-        if stage python-wheel python_wheel; then
-            stage python-tests python_tests
-        else
-            skip python-tests "no wheel"
-        fi
-    else
-        for s in ctest fault-and-matrix python-wheel python-tests; do skip $s "build failed"; done
-    fi
-    while [ ! -f "$out/fuzz-build.result" ]; do sleep 2; done
-    if [ "$(cut -d' ' -f1 "$out/fuzz-build.result")" = ok ]; then
+# Two lanes for 2 cores, balanced by their measured times:
+#   lane 1: the fuzz build, replay and smoke run, then (once lane 2 built the library)
+#           fault injection and the matrix, the Python wheel and the Python tests;
+#   lane 2: the build, ctest, the sanitizers.
+lane_one() {
+    if stage fuzz-build scripts/fuzz.sh --build; then
         stage fuzz-replay scripts/fuzz.sh --regressions
         if [ "$fuzz_seconds" != 0 ]; then
             stage fuzz-smoke scripts/fuzz.sh "$fuzz_seconds"
@@ -137,21 +126,36 @@ lane_library() {
     else
         skip fuzz-replay "fuzz build failed"; skip fuzz-smoke "fuzz build failed"
     fi
+    while [ ! -f "$out/build.result" ]; do sleep 2; done
+    if [ "$(cut -d' ' -f1 "$out/build.result")" = ok ]; then
+        stage fault-and-matrix fault_and_matrix
+        if stage python-wheel python_wheel; then
+            stage python-tests python_tests
+        else
+            skip python-tests "no wheel"
+        fi
+    else
+        for s in fault-and-matrix python-wheel python-tests; do skip $s "build failed"; done
+    fi
 }
-lane_hardening() {
-    stage fuzz-build scripts/fuzz.sh --build
+lane_two() {
+    if stage build build_all; then
+        stage ctest ctest --test-dir build --output-on-failure -j2
+    else
+        skip ctest "build failed"
+    fi
     stage sanitizers scripts/sanitize.sh --skip-valgrind   # ctest runs the valgrind tests
 }
 
 echo "test.sh: $([ $serial -eq 1 ] && echo "one lane" || echo "two lanes"); fuzzing ${fuzz_seconds} s per target; logs in build-test/"
 if [ $serial -eq 1 ]; then
-    lane_hardening
-    lane_library
+    lane_two
+    lane_one
 else
-    lane_hardening &
-    hardening=$!
-    lane_library
-    wait $hardening
+    lane_two &
+    two=$!
+    lane_one
+    wait $two
 fi
 
 # ---- summary ---------------------------------------------------------------------------------

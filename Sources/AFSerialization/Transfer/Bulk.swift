@@ -53,7 +53,7 @@ extension ResponseSerializer {
         }
         var r = leaf.decode(v, body)
         guard var value = r.value else { return PickledOutcome(pickle: nil, error: r.error) }
-        r.value = nil
+        r.value = Optional.none  // the tree is held once, by `value`
         // The tree goes once it is written: released without deep recursion.
         defer { Value.releaseDeep(&value) }
         do {
