@@ -57,29 +57,18 @@ extension JSONReader {
         outer: while true {
             guard i < n else { throw unexpected("a JSON value") }
             switch p[i] {
-            case UInt8(ascii: "{"):
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let isObject = p[i] == UInt8(ascii: "{")
                 if open.count >= maxDepth { throw error("nesting deeper than \(maxDepth) levels", at: i) }
                 i &+= 1
                 skipWhitespace()
-                w.out.append(Pickle.EMPTY_DICT)
-                if i < n && p[i] == UInt8(ascii: "}") {
+                w.out.append(isObject ? Pickle.EMPTY_DICT : Pickle.EMPTY_LIST)
+                if i < n && p[i] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
                     i &+= 1
                 } else {
                     w.out.append(Pickle.MARK)
-                    open.append(true)
-                    try transcodeKey(&w, &keyMemo, afterComma: false)
-                    continue outer
-                }
-            case UInt8(ascii: "["):
-                if open.count >= maxDepth { throw error("nesting deeper than \(maxDepth) levels", at: i) }
-                i &+= 1
-                skipWhitespace()
-                w.out.append(Pickle.EMPTY_LIST)
-                if i < n && p[i] == UInt8(ascii: "]") {
-                    i &+= 1
-                } else {
-                    w.out.append(Pickle.MARK)
-                    open.append(false)
+                    open.append(isObject)
+                    if isObject { try transcodeKey(&w, &keyMemo, afterComma: false) }
                     continue outer
                 }
             case 0x22:

@@ -301,13 +301,17 @@ public struct URIReference: Sendable, Equatable {
         /// Copies u[s..<e], percent-encoding the bytes `allowed` refuses; a '%' not followed
         /// by two hex digits becomes %25.
         func encode(_ s: Int, _ e: Int, allowed: (UInt8) -> Bool) throws -> String {
-            // A bound on the output size first (a byte kept is 1, any other 3: a valid %XX
-            // counts 5), so that both copies (the bytes, then the string) are checked.
-            var size = 0
-            for c in u[s..<e] { size += allowed(c) ? 1 : 3 }
             var out: [UInt8] = []
-            try out.checkedReserve(size, "the percent-encoded \(what)")
-            try Memory.probe(size + 32, "the percent-encoded \(what)")
+            if 3 * (e - s) < Memory.probeThreshold {
+                out.reserveCapacity(e - s)  // small whatever it becomes: nothing to check
+            } else {
+                // A bound on the output size first (a byte kept is 1, any other 3: a valid
+                // %XX counts 5), so that both copies (the bytes, then the string) are checked.
+                var size = 0
+                for c in u[s..<e] { size += allowed(c) ? 1 : 3 }
+                try out.checkedReserve(size, "the percent-encoded \(what)")
+                try Memory.probe(size + 32, "the percent-encoded \(what)")
+            }
             var k = s
             while k < e {
                 let c = u[k]
