@@ -605,6 +605,24 @@ struct JSONReader: ~Copyable {
 
     /// Parses a string; `i` is at its opening quote, and ends after the closing one.
     mutating func string() throws -> String {
+        let start = try scanString()
+        guard start >= 0 else {  // escaped: the text is in `scratch`
+            try charge(scratch.count)
+            return try scratch.toString()
+        }
+        try charge(i &- start)
+        try Memory.probe(i &- start, "a string of \(i &- start) bytes")
+        let s = String(decoding: UnsafeBufferPointer(start: p + start, count: i &- start), as: UTF8.self)
+        i &+= 1
+        return s
+    }
+
+    /// Scans a string whose opening quote is at `i`, checking its UTF-8 and escapes. A string
+    /// without escapes returns where its text starts and leaves `i` at the closing quote
+    /// (the text is `p[start..<i]`). A string with escapes returns -1, with the unescaped
+    /// text in `scratch` and `i` after the closing quote. (`string()` and `JSONDocument`.)
+    @inline(__always)
+    mutating func scanString() throws -> Int {
         let open = i
         i &+= 1
         let start = i
@@ -637,17 +655,12 @@ struct JSONReader: ~Copyable {
             }
             guard i < n else { throw unterminated(open) }
             let c = p[i]
-            if c == asciiQuote {
-                try charge(i &- start)
-                try Memory.probe(i &- start, "a string of \(i &- start) bytes")
-                let s = String(decoding: UnsafeBufferPointer(start: p + start, count: i &- start), as: UTF8.self)
-                i &+= 1
-                return s
-            }
+            if c == asciiQuote { return start }
             if c == asciiBackslash {
                 scratch.truncate(to: 0)
                 scratch.append(UnsafeBufferPointer(start: p + start, count: i &- start))
-                return try escapedString(open)
+                try unescapeIntoScratch(open)
+                return -1
             }
             if c < 0x20 { throw controlCharacter() }
             if c >= 0x80 { try skipUTF8Sequence() } else { i &+= 1 }
@@ -691,14 +704,6 @@ struct JSONReader: ~Copyable {
             k &+= 1
         }
         i &+= len
-    }
-
-    /// Continues a string at its first backslash (`i`), unescaping into `scratch`, which
-    /// holds the bytes before it.
-    mutating func escapedString(_ open: Int) throws -> String {
-        try unescapeIntoScratch(open)
-        try charge(scratch.count)
-        return try scratch.toString()
     }
 
     /// The rest of a string with escapes, unescaped and appended to `scratch`; `i` ends

@@ -178,29 +178,12 @@ extension JSONReader {
     /// `string()` handing the UTF-8 bytes to `emit` (straight from the input when the
     /// string has no escapes).
     mutating func transcodeString(_ emit: (UnsafeBufferPointer<UInt8>) -> Void) throws {
-        let open = i
-        i &+= 1
-        let start = i
-        while true {
-            while i &+ 8 <= n && JSONReader.stringStopMask(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) == 0 {
-                i &+= 8
-            }
-            guard i < n else { throw unterminated(open) }
-            let c = p[i]
-            if c == 0x22 {
-                emit(UnsafeBufferPointer(start: p + start, count: i &- start))
-                i &+= 1
-                return
-            }
-            if c == 0x5C {
-                scratch.truncate(to: 0)
-                scratch.append(UnsafeBufferPointer(start: p + start, count: i &- start))
-                try unescapeIntoScratch(open)
-                try scratch.withBytes { emit($0) }
-                return
-            }
-            if c < 0x20 { throw controlCharacter() }
-            if c >= 0x80 { try skipUTF8Sequence() } else { i &+= 1 }
+        let start = try scanString()
+        if start >= 0 {
+            emit(UnsafeBufferPointer(start: p + start, count: i &- start))
+            i &+= 1
+        } else {
+            try scratch.withBytes { emit($0) }
         }
     }
 }

@@ -1,0 +1,552 @@
+/// A parsed JSON document held in two flat blocks: a tape of 16-byte nodes in document
+/// order and one buffer with the text of every string. Building it allocates per block, not
+/// per node; reading it touches no reference counts; freeing it is two `free` calls.
+///
+/// It accepts exactly what `JSONParser.parse` accepts and fails with the same messages at
+/// the same offsets: it runs the same reader (`JSONReader`) with the same rules. The tree
+/// it stands for is `value()`, the `Value` that `JSONParser.parse` returns for the text.
+///
+/// Node indices (`Int`) name nodes; the root is 0. A string's text is NUL-terminated in
+/// the text buffer, so C can borrow it as is. A dictionary lays out its members as key
+/// node, value node, key node, … and records a flag when one of its objects repeats a key
+/// (`hasRepeatedKeys`): the tape keeps every pair as written, while the tree keeps the
+/// first position with the last value, so callers that need dictionary semantics take
+/// `value()` for such a document.
+///
+/// Immutable once built: any number of threads may read one document.
+///
+/// C: `afs_value_parse_json` returns a value handle backed by a document; the handle reads
+/// from the tape until it is changed.
+public final class JSONDocument: @unchecked Sendable {
+    /// One node. `head`: the tag in the low 4 bits, above them a container's member count
+    /// or a string's length. `word`: an integer's or double's bits, a string's offset in
+    /// the text buffer, a container's end (the index of the node after its last member).
+    struct Node {
+        var head: UInt64
+        var word: UInt64
+    }
+    enum Tag: UInt64 {
+        case null = 0, `false`, `true`, int, double, string, array, dict
+    }
+
+    let nodes: UnsafeMutablePointer<Node>
+    public let nodeCount: Int
+    let text: UnsafeMutablePointer<UInt8>
+    /// Bytes used in the text buffer (the strings and a NUL after each).
+    public let textCount: Int
+    /// Whether an object of the text repeats a key.
+    public let hasRepeatedKeys: Bool
+    /// The root's nesting depth (`Value.nestingDepth` of `value()`).
+    public let depth: Int
+
+    fileprivate init(nodes: UnsafeMutablePointer<Node>, nodeCount: Int, text: UnsafeMutablePointer<UInt8>,
+                     textCount: Int, hasRepeatedKeys: Bool, depth: Int) {
+        self.nodes = nodes
+        self.nodeCount = nodeCount
+        self.text = text
+        self.textCount = textCount
+        self.hasRepeatedKeys = hasRepeatedKeys
+        self.depth = depth
+    }
+    deinit {
+        free(nodes)
+        free(text)
+    }
+
+    /// Parses one JSON document (the rules, limits and errors of
+    /// `JSONParser.parse(_:allowFragments:maxDepth:)`).
+    /// - Throws: `AFSError` `.invalidJSON` with the byte offset of the problem; `.noMemory`.
+    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool = true,
+                             maxDepth: Int = JSONParser.defaultMaxDepth) throws -> JSONDocument {
+        guard let base = bytes.baseAddress, bytes.count > 0 else {
+            throw AFSError(.invalidJSON, "no JSON value: the input is empty at byte offset 0")
+        }
+        var reader = JSONReader(base, bytes.count, maxDepth: maxDepth)
+        var b = try TapeBuilder(inputSize: bytes.count)
+        try reader.startDocument(allowFragments: allowFragments)
+        try reader.tape(into: &b)
+        reader.skipWhitespace()
+        if reader.i < reader.n {
+            throw reader.error("unexpected \(reader.found(reader.i)) after the JSON value", at: reader.i)
+        }
+        return b.finish()
+    }
+
+    /// Parses one JSON document from bytes (see `parse(_:allowFragments:maxDepth:)`).
+    public static func parse(_ bytes: [UInt8], allowFragments: Bool = true) throws -> JSONDocument {
+        try bytes.withUnsafeBufferPointer { try parse($0, allowFragments: allowFragments) }
+    }
+
+    // MARK: Reading
+
+    @inline(__always)
+    func tag(_ node: Int) -> Tag { Tag(rawValue: nodes[node].head & 15)! }
+
+    /// The kind of a node, as `Value.kind` of the tree.
+    public func kind(_ node: Int) -> Value.Kind {
+        switch tag(node) {
+        case .null: return .null
+        case .false, .true: return .bool
+        case .int: return .int
+        case .double: return .double
+        case .string: return .string
+        case .array: return .array
+        case .dict: return .dict
+        }
+    }
+
+    /// Members of a container (pairs for a dictionary); 0 for scalars.
+    public func count(_ node: Int) -> Int {
+        switch tag(node) {
+        case .array, .dict: return Int(truncatingIfNeeded: nodes[node].head >> 4)
+        default: return 0
+        }
+    }
+
+    public func bool(_ node: Int) -> Bool { tag(node) == .true }
+    public func int(_ node: Int) -> Int64 { Int64(bitPattern: nodes[node].word) }
+    public func double(_ node: Int) -> Double { Double(bitPattern: nodes[node].word) }
+
+    /// A string node's UTF-8 text (NUL follows it in memory).
+    public func string(_ node: Int) -> UnsafeBufferPointer<UInt8> {
+        let n = nodes[node]
+        return UnsafeBufferPointer(start: text + Int(truncatingIfNeeded: n.word), count: Int(truncatingIfNeeded: n.head >> 4))
+    }
+
+    /// The node after `node` and everything inside it.
+    @inline(__always)
+    public func next(_ node: Int) -> Int {
+        switch tag(node) {
+        case .array, .dict: return Int(truncatingIfNeeded: nodes[node].word)
+        default: return node &+ 1
+        }
+    }
+
+    /// The members of a container by position (for random access; walking them in order
+    /// needs only `next`).
+    /// - Throws: `.noMemory` for the index of a large container.
+    public func members(of node: Int) throws -> Members {
+        try Members(self, node)
+    }
+
+    /// Positions of a container's members: value nodes (array elements, dictionary values)
+    /// and, for a dictionary, key nodes; a dictionary of more than 16 members also gets a
+    /// hash index of its keys.
+    public final class Members: @unchecked Sendable {  // immutable after init
+        public let values: [Int]
+        public let keys: [Int]
+        private let table: [Int]
+        private unowned(unsafe) let doc: JSONDocument
+
+        init(_ doc: JSONDocument, _ node: Int) throws {
+            self.doc = doc
+            let n = doc.count(node)
+            let isDict = doc.tag(node) == .dict
+            try Memory.probe(n &* (isDict ? 48 : 8), "the member index of a container of \(n) members")
+            var v = [Int](), k = [Int]()
+            v.reserveCapacity(n)
+            if isDict { k.reserveCapacity(n) }
+            var at = node &+ 1
+            for _ in 0..<n {
+                if isDict {
+                    k.append(at)
+                    at &+= 1
+                }
+                v.append(at)
+                at = doc.next(at)
+            }
+            values = v
+            keys = k
+            var t = [Int]()
+            if isDict && n > 16 {
+                var size = 32
+                while size < 2 &* n { size &<<= 1 }
+                t = [Int](repeating: -1, count: size)
+                for j in 0..<n {
+                    var s = JSONDocument.hash(doc.string(k[j])) & (size &- 1)
+                    while t[s] >= 0 { s = (s &+ 1) & (size &- 1) }
+                    t[s] = j
+                }
+            }
+            table = t
+        }
+
+        /// The position of `key` (byte comparison); the last pair with it if repeated.
+        public func index(ofKey key: UnsafeBufferPointer<UInt8>) -> Int? {
+            if table.isEmpty {
+                var found: Int?
+                for j in keys.indices where JSONDocument.same(doc.string(keys[j]), key) { found = j }
+                return found
+            }
+            let mask = table.count &- 1
+            var s = JSONDocument.hash(key) & mask
+            var found: Int?
+            while table[s] >= 0 {
+                let j = table[s]
+                if JSONDocument.same(doc.string(keys[j]), key) && j > (found ?? -1) { found = j }
+                s = (s &+ 1) & mask
+            }
+            return found
+        }
+    }
+
+    @inline(__always)
+    static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+        a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
+    }
+
+    static func hash(_ b: UnsafeBufferPointer<UInt8>) -> Int {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for c in b { h = (h ^ UInt64(c)) &* 0x100_0000_01b3 }
+        return Int(truncatingIfNeeded: h ^ (h >> 29))
+    }
+
+    // MARK: The tree
+
+    /// The tree of the whole document: what `JSONParser.parse` returns for its text.
+    /// - Throws: `.noMemory`.
+    public func value() throws -> Value { try value(at: 0) }
+
+    /// The tree of one node.
+    public func value(at node: Int) throws -> Value {
+        try value(node, depth: 0)
+    }
+
+    private func value(_ node: Int, depth: Int) throws -> Value {
+        switch tag(node) {
+        case .null: return .null
+        case .false: return .bool(false)
+        case .true: return .bool(true)
+        case .int: return .int(int(node))
+        case .double: return .double(double(node))
+        case .string:
+            let s = string(node)
+            try Memory.probe(s.count, "a string of \(s.count) bytes")
+            return .string(String(decoding: s, as: UTF8.self))
+        case .array, .dict:
+            if depth == LargeStack.hopDepth {  // deeper levels on a large stack
+                var r: Result<Value, Error>?
+                if LargeStack.run({ r = Result { try container(node, depth: depth) } }), let r { return try r.get() }
+                throw LargeStack.noStack()
+            }
+            return try container(node, depth: depth)
+        }
+    }
+
+    private func container(_ node: Int, depth: Int) throws -> Value {
+        let n = count(node)
+        var at = node &+ 1
+        if tag(node) == .array {
+            try Memory.probe(n, of: Value.self, "an array of \(n) values")
+            var a = [Value]()
+            a.reserveCapacity(n)
+            for _ in 0..<n {
+                a.append(try value(at, depth: depth &+ 1))
+                at = next(at)
+            }
+            return .array(a)
+        }
+        try Memory.probe(n, of: (String, Value, Int, Int).self, "a dictionary of \(n) members")
+        let d = try ValueDict(count: n) { _ in
+            let k = string(at)
+            try Memory.probe(k.count, "a string of \(k.count) bytes")
+            let key = String(decoding: k, as: UTF8.self)
+            let v = try value(at &+ 1, depth: depth &+ 1)
+            at = next(at &+ 1)
+            return (key, v)
+        }
+        return .dict(d)
+    }
+}
+
+// MARK: - Building
+
+/// The growing tape and text buffer of a document being parsed.
+struct TapeBuilder: ~Copyable {
+    var nodes: UnsafeMutablePointer<JSONDocument.Node>
+    var count = 0
+    var capacity: Int
+    /// Room for every string of the input: unescaped text is never longer than its JSON
+    /// (with its quotes, which leaves a byte for each NUL).
+    var text: UnsafeMutablePointer<UInt8>
+    var textCount = 0
+    var repeatedKeys = false
+    var depth = 0
+    /// Key nodes of the open objects, innermost last (for the repeated-key check).
+    var keys: MoveStack<Int>
+    /// Open-addressing scratch for the repeated-key check of large objects.
+    var table: [Int] = []
+    /// False once `finish` handed the blocks to a document.
+    var owns = true
+
+    init(inputSize n: Int) throws(AFSError) {
+        let c = Swift.max(64, n / 8)
+        guard let p = afsMalloc(c &* MemoryLayout<JSONDocument.Node>.stride) else {
+            throw AFSError.noMemory("a JSON document's nodes", bytes: c &* MemoryLayout<JSONDocument.Node>.stride)
+        }
+        guard let t = afsMalloc(n &+ 1) else {
+            free(p)
+            throw AFSError.noMemory("a JSON document's text", bytes: n &+ 1)
+        }
+        nodes = p.bindMemory(to: JSONDocument.Node.self, capacity: c)
+        capacity = c
+        text = t.bindMemory(to: UInt8.self, capacity: n &+ 1)
+        keys = MoveStack<Int>(capacity: 64)
+    }
+
+    deinit {
+        if owns {
+            free(nodes)
+            free(text)
+        }
+    }
+
+    /// Hands the blocks to a document (the builder is empty afterwards).
+    mutating func finish() -> JSONDocument {
+        let doc = JSONDocument(nodes: nodes, nodeCount: count, text: text, textCount: textCount,
+                               hasRepeatedKeys: repeatedKeys, depth: depth)
+        owns = false
+        return doc
+    }
+
+    @inline(__always)
+    mutating func push(_ tag: JSONDocument.Tag, _ head: UInt64 = 0, _ word: UInt64 = 0) throws(AFSError) -> Int {
+        if count == capacity { try grow() }
+        nodes[count] = JSONDocument.Node(head: tag.rawValue | head << 4, word: word)
+        count &+= 1
+        return count &- 1
+    }
+
+    mutating func grow() throws(AFSError) {
+        let c = capacity &* 2
+        let (bytes, o) = c.multipliedReportingOverflow(by: MemoryLayout<JSONDocument.Node>.stride)
+        guard !o, let p = afsRealloc(nodes, bytes) else {
+            throw AFSError.noMemory("a JSON document's nodes", bytes: o ? Int.max : bytes)
+        }
+        nodes = p.bindMemory(to: JSONDocument.Node.self, capacity: c)
+        capacity = c
+    }
+
+    /// A string node with the text `bytes`, copied into the text buffer with a NUL after it.
+    @inline(__always)
+    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) throws(AFSError) -> Int {
+        let at = try push(.string, UInt64(bytes.count), UInt64(textCount))
+        if bytes.count > 0 { memcpy(text + textCount, bytes.baseAddress!, bytes.count) }
+        textCount &+= bytes.count
+        text[textCount] = 0
+        textCount &+= 1
+        return at
+    }
+
+    /// The object whose key nodes are `keys[from...]` is complete: notes whether a key
+    /// repeats, and drops its keys.
+    mutating func closeObject(keysFrom start: Int) throws(AFSError) {
+        defer { keys.count = start }
+        let n = keys.count &- start
+        if n < 2 || repeatedKeys { return }
+        let k = keys.base + start
+        if n <= 16 {
+            for a in 1..<n {
+                let ka = doc(k[a])
+                for b in 0..<a where JSONDocument.same(ka, doc(k[b])) {
+                    repeatedKeys = true
+                    return
+                }
+            }
+            return
+        }
+        var size = 32
+        while size < 2 &* n { size &<<= 1 }
+        if table.count < size {
+            try Memory.probe(size, of: Int.self, "the key check of an object of \(n) members")
+            table = [Int](repeating: -1, count: size)
+        } else {
+            for s in 0..<size { table[s] = -1 }
+        }
+        let mask = size &- 1
+        for j in 0..<n {
+            let kj = doc(k[j])
+            var s = JSONDocument.hash(kj) & mask
+            while table[s] >= 0 {
+                if JSONDocument.same(kj, doc(k[table[s]])) {
+                    repeatedKeys = true
+                    return
+                }
+                s = (s &+ 1) & mask
+            }
+            table[s] = j
+        }
+    }
+
+    /// The text of string node `i`.
+    @inline(__always)
+    func doc(_ i: Int) -> UnsafeBufferPointer<UInt8> {
+        let node = nodes[i]
+        return UnsafeBufferPointer(start: text + Int(truncatingIfNeeded: node.word), count: Int(truncatingIfNeeded: node.head >> 4))
+    }
+}
+
+extension JSONReader {
+    /// `tree()` writing nodes to a tape instead of building values: the same structure
+    /// rules, checks and messages, in the same order.
+    mutating func tape(into b: inout TapeBuilder) throws {
+        outer: while true {
+            guard i < n else { throw unexpected("a JSON value") }
+            switch p[i] {
+            case UInt8(ascii: "{"), UInt8(ascii: "["):
+                let isObject = p[i] == UInt8(ascii: "{")
+                try checkDepth()
+                i &+= 1
+                skipWhitespace()
+                b.depth = Swift.max(b.depth, frames.count &+ 1)
+                let at = try b.push(isObject ? .dict : .array)
+                if i < n && p[i] == (isObject ? UInt8(ascii: "}") : UInt8(ascii: "]")) {
+                    i &+= 1
+                    b.nodes[at].word = UInt64(b.count)
+                } else {
+                    try frames.push(Frame(isObject: isObject, matchesShape: false, valueStart: at, keyStart: b.keys.count))
+                    if isObject { try tapeKey(&b, afterComma: false) }
+                    continue outer
+                }
+            case 0x22:
+                let start = try scanString()
+                if start >= 0 {
+                    _ = try b.string(UnsafeBufferPointer(start: p + start, count: i &- start))
+                    i &+= 1
+                } else {
+                    _ = try scratch.withBytes { try b.string($0) }
+                }
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+                switch try number() {
+                case .int(let x): _ = try b.push(.int, 0, UInt64(bitPattern: x))
+                case .double(let d): _ = try b.push(.double, 0, d.bitPattern)
+                default: break  // number() makes integers and doubles only
+                }
+            case UInt8(ascii: "t"):
+                try literal("true")
+                _ = try b.push(.true)
+            case UInt8(ascii: "f"):
+                try literal("false")
+                _ = try b.push(.false)
+            case UInt8(ascii: "n"):
+                try literal("null")
+                _ = try b.push(.null)
+            default:
+                throw unexpected("a JSON value")
+            }
+
+            // A value is complete: count it in its container, closing containers as they end.
+            while frames.count > 0 {
+                let top = frames.base[frames.count &- 1]
+                b.nodes[top.valueStart].head &+= 16
+                skipWhitespace()
+                guard i < n else {
+                    throw unexpected(top.isObject ? "',' or '}' after an object member" : "',' or ']' after an array element")
+                }
+                let c = p[i]
+                if c == UInt8(ascii: ",") {
+                    i &+= 1
+                    skipWhitespace()
+                    if top.isObject { try tapeKey(&b, afterComma: true) }
+                    continue outer
+                }
+                if top.isObject {
+                    guard c == UInt8(ascii: "}") else { throw unexpected("',' or '}' after an object member") }
+                    try b.closeObject(keysFrom: top.keyStart)
+                } else {
+                    guard c == UInt8(ascii: "]") else { throw unexpected("',' or ']' after an array element") }
+                }
+                i &+= 1
+                b.nodes[top.valueStart].word = UInt64(b.count)
+                frames.count &-= 1
+            }
+            return
+        }
+    }
+
+    /// `key(afterComma:)` writing the key node.
+    @inline(__always)
+    mutating func tapeKey(_ b: inout TapeBuilder, afterComma: Bool) throws {
+        guard i < n && p[i] == 0x22 else {
+            throw unexpected(afterComma ? "a string key after ',' (trailing commas are not allowed)" : "a string key or '}'")
+        }
+        let start = try scanString()
+        let at: Int
+        if start >= 0 {
+            at = try b.string(UnsafeBufferPointer(start: p + start, count: i &- start))
+            i &+= 1
+        } else {
+            at = try scratch.withBytes { try b.string($0) }
+        }
+        try b.keys.push(at)
+        skipWhitespace()
+        guard i < n && p[i] == UInt8(ascii: ":") else { throw unexpected("':' after an object key") }
+        i &+= 1
+        skipWhitespace()
+    }
+}
+
+// MARK: - Writing
+
+extension JSONWriter {
+    /// Appends the subtree at `node` of a document as JSON: the bytes `write(_:options:to:)`
+    /// writes for its tree. Compact output is one pass over the tape (strings copied in
+    /// runs, no tree); `prettyPrinted` and `sortedKeys`, and documents with repeated keys,
+    /// go through the tree.
+    /// - Throws: as `write(_:options:to:)`.
+    public static func write(_ doc: JSONDocument, node: Int = 0, options: JSONWritingOptions,
+                             to out: inout ByteWriter) throws {
+        if doc.hasRepeatedKeys || options.contains(.prettyPrinted) || options.contains(.sortedKeys) {
+            try write(try doc.value(at: node), options: options, to: &out)
+            return
+        }
+        if !options.contains(.fragmentsAllowed) && doc.kind(node) != .array && doc.kind(node) != .dict {
+            throw AFSError(
+                .invalidJSON,
+                "\(invalidParametersMessage) (\(doc.kind(node).article) at the top level: only a dictionary or an array is allowed without fragmentsAllowed)")
+        }
+        let start = out.count
+        let escapeSlashes = !options.contains(.withoutEscapingSlashes)
+        // The open containers: whether a dictionary, and how many nodes of theirs are left
+        // (a dictionary's keys and values both count).
+        var open: [(isDict: Bool, done: Int, total: Int)] = []
+        open.reserveCapacity(Swift.min(doc.depth, 64))
+        let end = doc.next(node)
+        var at = node
+        while at < end {
+            if let top = open.last {
+                if top.done > 0 { out.append(top.isDict && top.done & 1 == 1 ? UInt8(ascii: ":") : UInt8(ascii: ",")) }
+                open[open.count &- 1].done &+= 1
+            }
+            switch doc.tag(at) {
+            case .null: out.append("null" as StaticString)
+            case .false: out.append("false" as StaticString)
+            case .true: out.append("true" as StaticString)
+            case .int: out.appendDecimal(doc.int(at))
+            case .double:
+                do { try appendDouble(doc.double(at), to: &out) } catch {
+                    out.recover(to: start)
+                    throw AFSError(.invalidJSON, "\(invalidParametersMessage) (\(error.what))")
+                }
+            case .string: appendString(utf8: doc.string(at), escapeSlashes: escapeSlashes, to: &out)
+            case .array, .dict:
+                let isDict = doc.tag(at) == .dict
+                let n = doc.count(at)
+                if n == 0 {
+                    out.append(isDict ? "{}" as StaticString : "[]" as StaticString)
+                } else {
+                    out.append(isDict ? UInt8(ascii: "{") : UInt8(ascii: "["))
+                    open.append((isDict, 0, isDict ? 2 &* n : n))
+                    at &+= 1
+                    continue
+                }
+            }
+            at &+= 1
+            while let top = open.last, top.done == top.total {
+                out.append(top.isDict ? UInt8(ascii: "}") : UInt8(ascii: "]"))
+                open.removeLast()
+            }
+        }
+        try out.check("the JSON body", recoveringTo: start)
+    }
+}
