@@ -122,31 +122,42 @@ public struct RequestSerializer: Sendable {
     ///   dictionary where a query is needed), `.invalidJSON`, `.invalidPlist`, `.encoding`,
     ///   `.queryCallback`.
     public func request(method: String, url: String, params: Value?) throws -> Request {
+        try request(method: method, url: url, parameters: params.map(Parameters.tree))
+    }
+
+    /// `request(method:url:params:)` with parameters given as a tree or as a parsed JSON
+    /// document (whose JSON body is then written from the document's tape).
+    public func request(method: String, url: String, parameters: Parameters?) throws -> Request {
         try HTTPSyntax.validateMethod(method)
         var r = Request(checkedMethod: method, intakenURL: try resolveURL(url))
         r.properties = properties
-        return try serialize(r, params: params)
+        return try serialize(r, parameters: parameters)
     }
 
     /// `requestBySerializingRequest:withParameters:error:` on a request the caller built:
     /// adds the serializer's headers the request lacks and serializes the parameters. The
     /// request's own properties are kept. C: `afs_serializer_serialize`.
     public func serialize(_ request: Request, params: Value?) throws -> Request {
+        try serialize(request, parameters: params.map(Parameters.tree))
+    }
+
+    /// `serialize(_:params:)` with parameters given as a tree or as a parsed JSON document.
+    public func serialize(_ request: Request, parameters: Parameters?) throws -> Request {
         var r = request
         for (name, value) in headers where r.headers.index(of: name) == nil {
             r.headers.set(name, value)
         }
         if encodesParametersInURI(r.method) || kind == .http {
-            return try serializeAsForm(r, params: params)
+            return try serializeAsForm(r, params: try parameters?.tree())
         }
-        guard let params = params else { return r }
+        guard let parameters else { return r }
         switch kind {
         case .json:
             if r.headers["Content-Type"] == nil { r.headers.set("Content-Type", "application/json") }
-            r.body = try JSONWriter.data(params, options: jsonOptions)
+            r.body = try parameters.json(options: jsonOptions)
         case .propertyList:
             if r.headers["Content-Type"] == nil { r.headers.set("Content-Type", "application/x-plist") }
-            r.body = try PropertyListWriter.data(params, format: plistFormat)
+            r.body = try PropertyListWriter.data(try parameters.tree(), format: plistFormat)
         case .http:
             break
         }
@@ -186,5 +197,32 @@ public struct RequestSerializer: Sendable {
             r.body = try stringEncoding.encode(q ?? "", what: "the query string")
         }
         return r
+    }
+}
+
+/// A serializer's parameters: a tree, or a node of a parsed JSON document.
+public enum Parameters: Sendable {
+    case tree(Value)
+    case document(JSONDocument, node: Int)
+
+    /// The tree (a document's is built).
+    /// - Throws: `.noMemory`.
+    public func tree() throws -> Value {
+        switch self {
+        case .tree(let v): return v
+        case .document(let d, let node): return try d.value(at: node)
+        }
+    }
+
+    /// The JSON body: a document's node is written from its tape.
+    /// - Throws: as `JSONWriter.write(_:options:to:)`.
+    func json(options: JSONWritingOptions) throws -> [UInt8] {
+        switch self {
+        case .tree(let v): return try JSONWriter.data(v, options: options)
+        case .document(let d, let node):
+            var out = ByteWriter(capacity: 256)
+            try JSONWriter.write(d, node: node, options: options, to: &out)
+            return try out.toArray()
+        }
     }
 }

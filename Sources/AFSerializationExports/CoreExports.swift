@@ -72,7 +72,7 @@ public func afs_query_string(_ params: OpaquePointer?, _ err: UnsafeMutablePoint
     pointer(err) {
         let v = try valueArg(params, "params")
         var out = ByteWriter(capacity: 256)
-        try QueryString.append(v.value, style: .default, to: &out)
+        try QueryString.append(try v.value, style: .default, to: &out)
         return try out.takeCString()
     }
 }

@@ -22,7 +22,7 @@ public func afs_value_to_pickle(_ v: OpaquePointer?, _ len: UnsafeMutablePointer
     return pointer(err) {
         let h = try valueArg(v, "value")
         guard let len = len else { throw AFSError(.invalidArgument, "len is NULL") }
-        let (p, n) = try PickleWriter.mallocPickle(h.value)
+        let (p, n) = try PickleWriter.mallocPickle(try h.value)
         len.pointee = n
         return p
     }
@@ -30,8 +30,8 @@ public func afs_value_to_pickle(_ v: OpaquePointer?, _ len: UnsafeMutablePointer
 
 @c @implementation
 public func afs_value_copy(_ v: OpaquePointer?) -> OpaquePointer? {
-    guard let h = try? valueArg(v, "value") else { return nil }
-    return box(ValueHandle(h.value))
+    guard let h = try? valueArg(v, "value"), let copy = try? h.copy() else { return nil }
+    return box(copy)
 }
 
 @c @implementation

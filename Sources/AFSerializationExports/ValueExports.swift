@@ -75,12 +75,18 @@ private func consume(_ child: OpaquePointer?, into container: Result<ValueHandle
     }
     guard case .success(let c) = container else {
         defer { release(child, ValueHandle.self) }  // no tree to keep a tombstone: freed
-        return (h.value, h.depth)
+        return (try h.value, h.depth)
     }
     if c.root === h {
         throw AFSError(.invalidArgument, "value is the root of the container's own tree (it was not consumed)")
     }
-    let taken = h.consume(into: c, by: call)
+    let taken: (Value, depth: Int)
+    do {
+        taken = try h.consume(into: c, by: call)
+    } catch {  // its tree could not be built (out of memory): consumed all the same
+        release(child, ValueHandle.self)
+        throw error
+    }
     release(child, ValueHandle.self)  // the container's tree keeps the tombstone
     return taken
 }
@@ -143,7 +149,7 @@ public func afs_value_append_new_array(_ array: OpaquePointer?, _ err: UnsafeMut
 
 @c @implementation
 public func afs_value_parse_json(_ json: UnsafePointer<CChar>?, _ len: Int, _ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
-    pointer(err) { box(ValueHandle(try JSONParser.parse(try bytesArg(json, len, "json")))) }
+    pointer(err) { box(try ValueHandle.owning(try JSONDocument.parse(try bytesArg(json, len, "json")))) }
 }
 
 @c @implementation
@@ -173,17 +179,17 @@ extension Value.Kind {
 
 @c @implementation
 public func afs_value_kind_of(_ v: OpaquePointer?) -> afs_value_kind {
-    peek(v, ValueHandle.self)?.value.kind.c ?? AFS_VALUE_NULL
+    peek(v, ValueHandle.self)?.kind.c ?? AFS_VALUE_NULL
 }
 
 @c @implementation
-public func afs_value_count(_ v: OpaquePointer?) -> Int { peek(v, ValueHandle.self)?.value.count ?? 0 }
+public func afs_value_count(_ v: OpaquePointer?) -> Int { peek(v, ValueHandle.self)?.count ?? 0 }
 
 @c @implementation
 public func afs_value_key_at(_ dict: OpaquePointer?, _ i: Int, _ len: UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>? {
     let k = peek(dict, ValueHandle.self)?.key(at: i)
     len?.pointee = k?.count ?? 0
-    return k.map { UnsafePointer($0.pointer) }
+    return k?.pointer
 }
 
 @c @implementation
@@ -200,38 +206,33 @@ public func afs_value_get(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?) 
 
 @c @implementation
 public func afs_value_get_bool(_ v: OpaquePointer?) -> Bool {
-    guard case .bool(let b)? = peek(v, ValueHandle.self)?.value else { return false }
-    return b
+    peek(v, ValueHandle.self)?.bool ?? false
 }
 
 @c @implementation
 public func afs_value_get_int(_ v: OpaquePointer?) -> Int64 {
-    guard case .int(let i)? = peek(v, ValueHandle.self)?.value else { return 0 }
-    return i
+    peek(v, ValueHandle.self)?.int ?? 0
 }
 
 @c @implementation
 public func afs_value_get_double(_ v: OpaquePointer?) -> Double {
-    switch peek(v, ValueHandle.self)?.value {
-    case .double(let d)?: return d
-    case .int(let i)?: return Double(i)
-    default: return 0
-    }
+    guard let h = peek(v, ValueHandle.self) else { return 0 }
+    return h.double ?? h.int.map(Double.init) ?? 0
 }
 
 @c @implementation
 public func afs_value_get_string(_ v: OpaquePointer?, _ len: UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>? {
-    guard let h = peek(v, ValueHandle.self), case .string = h.value, let c = h.scalarBytes() else {
+    guard let h = peek(v, ValueHandle.self), h.kind == .string, let c = h.scalarBytes() else {
         len?.pointee = 0
         return nil
     }
     len?.pointee = c.count
-    return UnsafePointer(c.pointer)
+    return c.pointer
 }
 
 @c @implementation
 public func afs_value_get_data(_ v: OpaquePointer?, _ len: UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>? {
-    guard let h = peek(v, ValueHandle.self), case .data = h.value, let c = h.scalarBytes() else {
+    guard let h = peek(v, ValueHandle.self), h.kind == .data, let c = h.scalarBytes() else {
         len?.pointee = 0
         return nil
     }

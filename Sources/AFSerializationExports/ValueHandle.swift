@@ -12,6 +12,13 @@
 //   with its root), so that a later call on one is AFS_E_STATE naming what ended it, never
 //   a use of freed memory.
 //
+// A handle made by afs_value_parse_json (or copied from one) reads from a `JSONDocument`:
+// kinds, counts, scalars and members come from the tape, keys and strings are lent straight
+// from its text buffer, and JSON is written from it. Anything that needs the tree (another
+// serializer, a pickle, an equality) builds it once and keeps it; the first change builds
+// it and the handle is a tree from then on (the document stays alive with the handle, so
+// what it lent stays valid until the root is freed).
+//
 // Lent objects (member handles, NUL-terminated copies of keys, strings and data) are
 // published once into slots with atomic compare-and-swap, so the const getters may run on
 // many threads at once over one tree; they are never freed before the root.
@@ -64,16 +71,50 @@ final class ValueHandle: Handle {
     /// Nesting depth of the subtree (scalars 0, containers 1 + their deepest member).
     private var knownDepth: Int?
 
+    /// The parsed document and node this handle stands for (never changed once set, so
+    /// the text it lent outlives any change).
+    private let doc: JSONDocument?
+    private let node: Int
+    /// Whether the handle still answers from `doc` (until its first change or its death).
+    private var reading: Bool
+    /// Set once `stored` holds the tree of `doc`'s node.
+    private let treeReady = Atomic<Bool>(false)
+
     init(_ value: Value, role: Role = .owned, depth: Int? = nil) {
         stored = value
         self.role = role
         knownDepth = depth
+        doc = nil
+        node = 0
+        reading = false
     }
+
+    /// A handle reading node `node` of a parsed document without repeated keys.
+    init(reading doc: JSONDocument, node: Int, role: Role) {
+        self.role = role
+        self.node = node
+        stored = .null
+        self.doc = doc
+        reading = true
+        knownDepth = node == 0 ? doc.depth : nil
+    }
+
+    /// An owned handle for node `node` of a parsed document. A document whose objects
+    /// repeat keys is read as its tree (the tape keeps every pair, the tree the last value).
+    /// - Throws: `.noMemory` when that tree cannot be built.
+    static func owning(_ doc: JSONDocument, node: Int = 0) throws -> ValueHandle {
+        if doc.hasRepeatedKeys { return ValueHandle(try doc.value(at: node), depth: doc.depth(of: node)) }
+        return ValueHandle(reading: doc, node: node, role: .owned)
+    }
+
     deinit {
         if let c = LentCache.at(lentCache.load(ordering: .acquiring)) { Unmanaged.passUnretained(c).release() }
+        // Nothing was built for a document that was only read.
+        if doc != nil && !treeReady.load(ordering: .acquiring) { return }
         // A deep tree is released on a large stack (the caller's may be small); a member
-        // snapshot shares its tree with its root, which releases it.
-        if case .member = role { return }
+        // snapshot shares its tree with its root, which releases it (unless it built its
+        // own from a document).
+        if case .member = role, doc == nil { return }
         if let d = knownDepth, d < LargeStack.hopDepth { return }
         Value.releaseDeep(&stored)
     }
@@ -104,8 +145,41 @@ final class ValueHandle: Handle {
 
     /// The tree, with every builder written in (the whole tree's, from its root). Safe from
     /// many threads at once when no thread changes the tree (the header's rule): the
-    /// write-in runs under a global lock.
+    /// write-in, and the building of a document's tree, run under a global lock.
+    /// - Throws: `.noMemory` when a document's tree cannot be built.
     var value: Value {
+        get throws {
+            if reading, let d = doc {
+                if !treeReady.load(ordering: .acquiring) {
+                    cafs_global_acquire()
+                    defer { cafs_global_release() }
+                    if !treeReady.load(ordering: .acquiring) {
+                        stored = try d.value(at: node)
+                        treeReady.store(true, ordering: .releasing)
+                    }
+                }
+                return stored
+            }
+            return treeValue
+        }
+    }
+
+    /// An owned copy: a handle reading the same document node (documents are immutable),
+    /// or a handle with the tree.
+    func copy() throws -> ValueHandle {
+        if reading, let d = doc { return ValueHandle(reading: d, node: node, role: .owned) }
+        return ValueHandle(treeValue)
+    }
+
+    /// The parameters for a serializer: the document's node while the handle reads one
+    /// (JSON is then written from the tape), else the tree.
+    func parameters() throws -> Parameters {
+        if reading, let d = doc { return .document(d, node: node) }
+        return .tree(treeValue)
+    }
+
+    /// `value` of a handle that does not read a document.
+    private var treeValue: Value {
         let r = root
         if r.dirty.load(ordering: .acquiring) {
             cafs_global_acquire()
@@ -154,7 +228,7 @@ final class ValueHandle: Handle {
 
     var depth: Int {
         if let d = knownDepth { return d }
-        let d = value.nestingDepth
+        let d = reading ? doc!.depth(of: node) : treeValue.nestingDepth
         knownDepth = d
         return d
     }
@@ -195,7 +269,8 @@ final class ValueHandle: Handle {
     /// that slot dies ("replaced").
     @discardableResult
     func set(_ key: String, _ member: Value, depth memberDepth: Int, by call: StaticString) throws -> Int {
-        _ = value  // write lagging builders in first: a replaced slot must stay replaced
+        try detach()
+        _ = treeValue  // write lagging builders in first: a replaced slot must stay replaced
         let existing: Int?
         if case .dict(let d) = stored {
             existing = d.index(forKey: key)
@@ -216,7 +291,8 @@ final class ValueHandle: Handle {
     /// Appends `member` (array or set); returns its slot, or nil when a set already had it.
     @discardableResult
     func add(_ member: Value, depth memberDepth: Int) throws -> Int? {
-        _ = value
+        try detach()
+        _ = treeValue
         guard stored.kind == .array || stored.kind == .set else {
             var probe = stored  // the core's message for the wrong kind
             try probe.append(member)
@@ -257,8 +333,8 @@ final class ValueHandle: Handle {
     /// Takes the value out of an owned root that `call` consumes into `into`'s tree: the
     /// handle (and every builder and member of its tree) becomes a tombstone kept by `into`'s
     /// root.
-    func consume(into container: ValueHandle, by call: StaticString) -> (Value, depth: Int) {
-        let v = value, d = depth
+    func consume(into container: ValueHandle, by call: StaticString) throws -> (Value, depth: Int) {
+        let v = try value, d = depth
         die(.consumed(call))
         let keeper = container.root
         keeper.kept.append(self)
@@ -271,6 +347,7 @@ final class ValueHandle: Handle {
     private func die(_ why: Death) {
         if isDead { return }
         role = .dead(why)
+        reading = false
         stored = .null
         knownDepth = 0
         let inherited = why.inherited
@@ -297,11 +374,67 @@ final class ValueHandle: Handle {
         LentCache.at(lentCache.load(ordering: .acquiring))?.grow(to: stored.count)
     }
 
+    /// Before the first change of a handle reading a document: its tree is built and it
+    /// is a tree from then on.
+    private func detach() throws {
+        guard reading else { return }
+        _ = try value
+        reading = false
+    }
+
+    // MARK: Reading (any number of threads, when none changes the tree)
+
+    /// What the handle stands for: its document node while it reads one, else its tree
+    /// (after a failure to build one: nil).
+    private enum Source {
+        case document(JSONDocument, Int)
+        case tree(Value)
+    }
+    private var source: Source {
+        if reading, let d = doc { return .document(d, node) }
+        return .tree(treeValue)
+    }
+
+    var kind: Value.Kind {
+        switch source {
+        case .document(let d, let n): return d.kind(n)
+        case .tree(let v): return v.kind
+        }
+    }
+    var count: Int {
+        switch source {
+        case .document(let d, let n): return d.count(n)
+        case .tree(let v): return v.count
+        }
+    }
+    /// A bool's value; nil for other kinds.
+    var bool: Bool? {
+        switch source {
+        case .document(let d, let n): return d.kind(n) == .bool ? d.bool(n) : nil
+        case .tree(.bool(let b)): return b
+        default: return nil
+        }
+    }
+    var int: Int64? {
+        switch source {
+        case .document(let d, let n): return d.kind(n) == .int ? d.int(n) : nil
+        case .tree(.int(let i)): return i
+        default: return nil
+        }
+    }
+    var double: Double? {
+        switch source {
+        case .document(let d, let n): return d.kind(n) == .double ? d.double(n) : nil
+        case .tree(.double(let x)): return x
+        default: return nil
+        }
+    }
+
     // MARK: Lending (any number of threads, when none changes the tree)
 
     private func cache() -> LentCache {
         if let c = LentCache.at(lentCache.load(ordering: .acquiring)) { return c }
-        let fresh = LentCache(count: value.count)
+        let fresh = LentCache(count: count)
         let bits = Int(bitPattern: Unmanaged.passRetained(fresh).toOpaque())
         let (won, current) = lentCache.compareExchange(expected: 0, desired: bits, ordering: .acquiringAndReleasing)
         if won { return fresh }
@@ -313,7 +446,11 @@ final class ValueHandle: Handle {
     /// insertion order): the builder there, or a read-only snapshot; nil when out of range or
     /// not a container.
     func child(at i: Int) -> ValueHandle? {
-        let v = value
+        if reading, let d = doc {
+            guard i >= 0 && i < d.count(node), let m = members() else { return nil }
+            return cache().member(at: i) { ValueHandle(reading: d, node: m.values[i], role: .member) }
+        }
+        let v = treeValue
         guard i >= 0 && i < v.count else { return nil }
         if let b = builders[i] { return b }
         return cache().member(at: i) {
@@ -328,27 +465,56 @@ final class ValueHandle: Handle {
         }
     }
 
-    /// The NUL-terminated copy of key `i` of a dictionary; nil when out of range, not a
-    /// dictionary, or out of memory.
-    func key(at i: Int) -> CStringBox? {
-        guard case .dict(let d) = value, i >= 0 && i < d.count else { return nil }
-        return cache().key(at: i) { CStringBox.copy(d.keys[i]) }
+    /// The member index of a document's container, made once (nil when out of memory).
+    private func members() -> JSONDocument.Members? {
+        cache().index { try? doc!.members(of: node) }
+    }
+
+    /// Key `i` of a dictionary, NUL-terminated: in the document's text, or a copy lent
+    /// from the tree; nil when out of range, not a dictionary, or out of memory.
+    func key(at i: Int) -> Lent? {
+        if reading, let d = doc {
+            guard d.kind(node) == .dict, i >= 0 && i < d.count(node), let m = members() else { return nil }
+            return Lent(d.string(m.keys[i]))
+        }
+        guard case .dict(let d) = treeValue, i >= 0 && i < d.count else { return nil }
+        return cache().key(at: i) { CStringBox.copy(d.keys[i]) }.map(Lent.init)
     }
 
     /// The position of `key` in a dictionary (byte comparison), or nil.
     func index(ofKey key: String) -> Int? {
-        guard case .dict(let d) = value else { return nil }
+        if reading, let d = doc {
+            guard d.kind(node) == .dict, let m = members() else { return nil }
+            var k = key
+            return k.withUTF8 { m.index(ofKey: $0) }
+        }
+        guard case .dict(let d) = treeValue else { return nil }
         return d.index(forKey: key)
     }
 
-    /// The NUL-terminated copy of a string value, or the bytes of a data value; nil for
-    /// other kinds or out of memory.
-    func scalarBytes() -> CStringBox? {
-        switch value {
-        case .string(let s): return cache().scalar { CStringBox.copy(s) }
-        case .data(let d): return cache().scalar { CStringBox.copy(d) }
+    /// A string's text, NUL-terminated, or a data value's bytes; nil for other kinds or
+    /// out of memory.
+    func scalarBytes() -> Lent? {
+        switch source {
+        case .document(let d, let n): return d.kind(n) == .string ? Lent(d.string(n)) : nil
+        case .tree(.string(let s)): return cache().scalar { CStringBox.copy(s) }.map(Lent.init)
+        case .tree(.data(let b)): return cache().scalar { CStringBox.copy(b) }.map(Lent.init)
         default: return nil
         }
+    }
+}
+
+/// Bytes lent to C: a pointer that stays valid until the root is freed, and a length.
+struct Lent {
+    let pointer: UnsafePointer<CChar>
+    let count: Int
+    init(_ box: CStringBox) {
+        pointer = UnsafePointer(box.pointer)
+        count = box.count
+    }
+    init(_ text: UnsafeBufferPointer<UInt8>) {
+        pointer = UnsafeRawPointer(text.baseAddress!).assumingMemoryBound(to: CChar.self)
+        count = text.count
     }
 }
 
@@ -359,18 +525,18 @@ final class ValueHandle: Handle {
 final class LentCache {
     private var capacity: Int
     private var count: Int
-    /// 2 * capacity + 1 slots: members, then keys, then the scalar copy. Each holds a
-    /// retained object or NULL.
+    /// 2 * capacity + 2 slots: members, then keys, then the scalar copy, then a document
+    /// container's member index. Each holds a retained object or NULL.
     private var slots: UnsafeMutablePointer<UnsafeMutableRawPointer?>
 
     init(count n: Int) {
         capacity = max(n, 1)
         count = n
-        slots = .allocate(capacity: 2 * capacity + 1)
-        slots.initialize(repeating: nil, count: 2 * capacity + 1)
+        slots = .allocate(capacity: 2 * capacity + 2)
+        slots.initialize(repeating: nil, count: 2 * capacity + 2)
     }
     deinit {
-        for i in 0..<(2 * capacity + 1) {
+        for i in 0..<(2 * capacity + 2) {
             if let p = slots[i] { Unmanaged<AnyObject>.fromOpaque(p).release() }
         }
         slots.deallocate()
@@ -399,6 +565,7 @@ final class LentCache {
         return published(capacity + i, make)
     }
     func scalar(_ make: () -> CStringBox?) -> CStringBox? { published(2 * capacity, make) }
+    func index(_ make: () -> JSONDocument.Members?) -> JSONDocument.Members? { published(2 * capacity + 1, make) }
 
     /// Takes member `i` out (its slot is replaced); the caller keeps it alive.
     func takeMember(at i: Int) -> ValueHandle? {
@@ -418,11 +585,11 @@ final class LentCache {
         guard n > count else { return }
         if n > capacity {
             let c = max(n, 2 * capacity)
-            let s = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 2 * c + 1)
-            s.initialize(repeating: nil, count: 2 * c + 1)
+            let s = UnsafeMutablePointer<UnsafeMutableRawPointer?>.allocate(capacity: 2 * c + 2)
+            s.initialize(repeating: nil, count: 2 * c + 2)
             (s).moveInitialize(from: slots, count: capacity)                    // members
             (s + c).moveInitialize(from: slots + capacity, count: capacity)     // keys
-            (s + 2 * c).moveInitialize(from: slots + 2 * capacity, count: 1)    // scalar
+            (s + 2 * c).moveInitialize(from: slots + 2 * capacity, count: 2)    // scalar, index
             slots.deallocate()
             slots = s
             capacity = c

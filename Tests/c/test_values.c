@@ -223,6 +223,79 @@ static void test_consuming_calls_and_borrowed_memory(void) {
     afs_value_free(dict);
 }
 
+/* A parsed document is read from its tape until it changes: members, keys and strings lent
+ * from it stay valid across the change (valgrind checks the memory), a copy shares it and
+ * outlives the root, large objects find every key, and JSON written from it is the text. */
+static void test_parsed_documents(void) {
+    afs_error err;
+    const char *text = "{\"s\":\"a\\/b\\u00e9\",\"n\":[1,-2.5,true,false,null,{},[]],\"o\":{\"x\":7}}";
+    afs_value *v = afs_value_parse_json(text, AFS_NTS, &err);
+    CHECK(v != NULL);
+    if (!v) return;
+    CHECK(afs_value_count(v) == 3);
+    size_t len = 0;
+    const char *key = afs_value_key_at(v, 2, &len);
+    CHECK(key && len == 1 && strcmp(key, "o") == 0);
+    const char *s = afs_value_get_string(afs_value_get(v, "s"), &len);
+    CHECK(s && len == 5 && memcmp(s, "a/b\xc3\xa9", 6) == 0);  /* NUL included */
+    const afs_value *n = afs_value_get(v, "n");
+    CHECK(afs_value_count(n) == 7 && afs_value_get_int(afs_value_at(n, 0)) == 1);
+    CHECK(afs_value_get_double(afs_value_at(n, 0)) == 1.0 && afs_value_get_double(afs_value_at(n, 1)) == -2.5);
+    CHECK(afs_value_get_bool(afs_value_at(n, 2)) && !afs_value_get_bool(afs_value_at(n, 3)));
+    CHECK(afs_value_kind_of(afs_value_at(n, 4)) == AFS_VALUE_NULL && afs_value_at(n, 7) == NULL);
+    CHECK(afs_value_kind_of(afs_value_at(n, 5)) == AFS_VALUE_DICT && afs_value_count(afs_value_at(n, 6)) == 0);
+    CHECK(afs_value_get(v, "missing") == NULL && afs_value_get(n, "s") == NULL && afs_value_key_at(n, 0, NULL) == NULL);
+    CHECK(afs_value_at(v, 0) == afs_value_get(v, "s"));  /* one handle per member */
+
+    /* The JSON body is the text (slashes escaped by default, é raw). */
+    afs_serializer *js = afs_serializer_new(AFS_SERIALIZER_JSON);
+    afs_request *r = afs_serializer_request(js, "POST", "http://example.com/", v, &err);
+    CHECK(r != NULL);
+    size_t blen = 0;
+    const uint8_t *body = afs_request_body(r, &blen);
+    const char *expected = "{\"s\":\"a\\/b\xc3\xa9\",\"n\":[1,-2.5,true,false,null,{},[]],\"o\":{\"x\":7}}";
+    CHECK(body && blen == strlen(expected) && memcmp(body, expected, blen) == 0);
+    afs_request_free(r);
+
+    /* A copy of a member shares the document and outlives the root. */
+    afs_value *o = afs_value_copy(afs_value_get(v, "o"));
+    CHECK(o && afs_value_get_int(afs_value_get(o, "x")) == 7);
+
+    /* The first change turns the root into a tree; what it lent before stays valid. */
+    CHECK_STATUS(afs_value_dict_set(v, "s", AFS_NTS, afs_value_new_int(5), &err), AFS_OK);
+    CHECK(strcmp(key, "o") == 0 && memcmp(s, "a/b\xc3\xa9", 6) == 0);
+    CHECK(afs_value_get_int(afs_value_get(v, "s")) == 5 && afs_value_count(n) == 7);
+    CHECK_STATUS(afs_value_append((afs_value *)afs_value_get(v, "n"), afs_value_new_null(), &err), AFS_E_INVALID_ARGUMENT);
+    char *q = afs_query_string(v, &err);
+    CHECK_STR(q, "n%5B%5D=1&n%5B%5D=-2.5&n%5B%5D=1&n%5B%5D=0&n%5B%5D&o%5Bx%5D=7&s=5");
+    afs_free(q);
+    afs_value_free(v);
+    r = afs_serializer_request(js, "POST", "http://example.com/", o, &err);
+    body = afs_request_body(r, &blen);
+    CHECK(body && blen == 7 && memcmp(body, "{\"x\":7}", 7) == 0);
+    afs_request_free(r);
+    afs_value_free(o);
+    afs_serializer_free(js);
+
+    /* An object of many members: every key found, in order. */
+    char big[4096] = "{";
+    for (int i = 0; i < 100; i++) {
+        size_t at = strlen(big);
+        snprintf(big + at, sizeof big - at, "%s\"key%d\":%d", i ? "," : "", i, i);
+    }
+    strcat(big, "}");
+    afs_value *b = afs_value_parse_json(big, AFS_NTS, &err);
+    CHECK(b && afs_value_count(b) == 100);
+    for (int i = 0; i < 100 && b; i++) {
+        char k[16];
+        snprintf(k, sizeof k, "key%d", i);
+        CHECK(afs_value_get_int(afs_value_get(b, k)) == i);
+        CHECK(strcmp(afs_value_key_at(b, (size_t)i, NULL), k) == 0);
+    }
+    CHECK(afs_value_get(b, "key100") == NULL);
+    afs_value_free(b);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     test_kinds();
@@ -234,5 +307,6 @@ int main(int argc, char **argv) {
     test_depth_limit();
     test_borrowed_members();
     test_consuming_calls_and_borrowed_memory();
+    test_parsed_documents();
     return check_summary(argv[0]);
 }

@@ -113,6 +113,27 @@ public final class JSONDocument: @unchecked Sendable {
         return UnsafeBufferPointer(start: text + Int(truncatingIfNeeded: n.word), count: Int(truncatingIfNeeded: n.head >> 4))
     }
 
+    /// The nesting depth of a node (`Value.nestingDepth` of its tree), by one pass over
+    /// its nodes.
+    public func depth(of node: Int) -> Int {
+        if node == 0 { return depth }
+        let end = next(node)
+        guard end > node &+ 1 else { return tag(node) == .array || tag(node) == .dict ? 1 : 0 }
+        // Ends of the open containers, innermost last; at most `depth` of them.
+        var ends: [Int] = []
+        var deepest = 0
+        var at = node
+        while at < end {
+            while let e = ends.last, e <= at { ends.removeLast() }
+            if tag(at) == .array || tag(at) == .dict {
+                ends.append(next(at))
+                deepest = Swift.max(deepest, ends.count)
+            }
+            at &+= 1
+        }
+        return deepest
+    }
+
     /// The node after `node` and everything inside it.
     @inline(__always)
     public func next(_ node: Int) -> Int {
