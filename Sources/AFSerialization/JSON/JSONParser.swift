@@ -596,11 +596,49 @@ struct JSONReader: ~Copyable {
         return m & 0x8080_8080_8080_8080
     }
 
-    /// Whether one of the 16 bytes is `"`, `\` or below 0x20.
+    /// 0xFF in the lanes that hold `"`, `\` or a byte below 0x20, 0 elsewhere.
     @inline(__always)
-    static func hasStringStop(_ v: SIMD16<UInt8>) -> Bool {
+    static func stringStops(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> {
         let m = (v .< Wide.splat(0x20)) .| (v .== Wide.splat(0x22)) .| (v .== Wide.splat(0x5C))
-        return Wide.anyNonzero(unsafeBitCast(m, to: SIMD16<UInt8>.self))
+        return unsafeBitCast(m, to: SIMD16<UInt8>.self)
+    }
+
+    /// Steps `i` over string bytes up to the next quote, backslash or control byte, 16 at
+    /// a time: past whole blocks, then to the stop inside the last one when the bytes before
+    /// it are ASCII. A run with bytes of 0x80 and above has its UTF-8 checked in one vector
+    /// pass (`firstInvalidUTF8Offset`) and ends at a sequence boundary; if the check fails,
+    /// `i` goes back to the run's start, and the byte loop of the caller scans it again and
+    /// names the first problem, as without this pass.
+    @inline(__always)
+    mutating func skipPlainRun() {
+        let start = i
+        guard i &+ 16 <= n else { return }
+        var seen = SIMD16<UInt8>()
+        while i &+ 16 <= n {
+            let v = Wide.load(p + i)
+            let stops = JSONReader.stringStops(v)
+            if Wide.anyNonzero(stops) {
+                let (s0, s1) = Wide.halves(stops)
+                let k = s0 != 0 ? s0.trailingZeroBitCount >> 3 : 8 &+ (s1.trailingZeroBitCount >> 3)
+                let (v0, v1) = Wide.halves(v)
+                let before = k < 8 ? v0 & ((1 << (UInt64(k) << 3)) &- 1)
+                    : v0 | (k == 8 ? 0 : v1 & ((1 << (UInt64(k &- 8) << 3)) &- 1))
+                if before & 0x8080_8080_8080_8080 == 0 { i &+= k }
+                break
+            }
+            seen |= v
+            i &+= 16
+        }
+        if i > start && Wide.anyHigh(seen) {  // an ASCII run needs no UTF-8 check
+            var end = i
+            var back = 0
+            while back < 3 && end < n && end > start && p[end] & 0xC0 == 0x80 {
+                end &-= 1
+                back &+= 1
+            }
+            let run = UnsafeBufferPointer(start: p + start, count: end &- start)
+            i = firstInvalidUTF8Offset(run) == nil ? end : start
+        }
     }
 
     /// Parses a string; `i` is at its opening quote, and ends after the closing one.
@@ -626,29 +664,7 @@ struct JSONReader: ~Copyable {
         let open = i
         i &+= 1
         let start = i
-        if i &+ 16 <= n {
-            // A long run: 16 bytes at a time up to the first quote, backslash or control
-            // byte, then the run's UTF-8 checked in one vector pass (`firstInvalidUTF8Offset`),
-            // ending at a sequence boundary. If that fails, the byte loop below scans the run
-            // again from its start and names the first problem, as without this pass.
-            var seen = SIMD16<UInt8>()
-            while i &+ 16 <= n {
-                let v = Wide.load(p + i)
-                if JSONReader.hasStringStop(v) { break }
-                seen |= v
-                i &+= 16
-            }
-            if i > start && Wide.anyHigh(seen) {  // an ASCII run needs no UTF-8 check
-                var end = i
-                var back = 0
-                while back < 3 && end < n && end > start && p[end] & 0xC0 == 0x80 {
-                    end &-= 1
-                    back &+= 1
-                }
-                let run = UnsafeBufferPointer(start: p + start, count: end &- start)
-                i = firstInvalidUTF8Offset(run) == nil ? end : start
-            }
-        }
+        skipPlainRun()
         while true {
             while i &+ 8 <= n && JSONReader.stringStopMask(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) == 0 {
                 i &+= 8
@@ -711,6 +727,7 @@ struct JSONReader: ~Copyable {
     mutating func unescapeIntoScratch(_ open: Int) throws {
         while true {
             let runStart = i
+            skipPlainRun()
             while i &+ 8 <= n && JSONReader.stringStopMask(UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)) == 0 {
                 i &+= 8
             }
