@@ -202,4 +202,62 @@ final class DecimalToDoubleTests: XCTestCase {
             XCTAssertEqual(table.significands[2 * i] >> 63, 1, "q = \(i + PowersOfFive.minExponent) not normalised")
         }
     }
+
+    /// Every entry for q < 0 against a second, independent computation: the quotient
+    /// floor(2^k / 5^-q) by long division one bit at a time (the table divides 2^959 by 5
+    /// repeatedly); and every entry for q >= 0 against 5^q's own top bits.
+    func testWholeTableAgainstLongDivision() {
+        let table = powersOfFive
+        var power: [UInt64] = [1]
+        for n in 0...(-PowersOfFive.minExponent) {
+            if n > 0 { BigNatural.multiply(&power, by: 5) }
+            let bits = BigNatural.bitLength(power)
+            if n <= PowersOfFive.maxExponent {
+                let i = n - PowersOfFive.minExponent
+                XCTAssertEqual(Int(table.binaryExponents[i]), bits - 128, "q = \(n)")
+                // The top 128 bits of 5^n, one bit at a time.
+                var hi: UInt64 = 0, lo: UInt64 = 0
+                for b in stride(from: bits - 1, through: bits - 128, by: -1) {
+                    let bit: UInt64 = b >= 0 && (power[b / 64] >> UInt64(b % 64)) & 1 == 1 ? 1 : 0
+                    hi = hi << 1 | lo >> 63
+                    lo = lo << 1 | bit
+                }
+                XCTAssertEqual(table.significands[2 * i], hi, "q = \(n)")
+                XCTAssertEqual(table.significands[2 * i + 1], lo, "q = \(n)")
+            }
+            guard n > 0 else { continue }
+            let i = -n - PowersOfFive.minExponent
+            XCTAssertEqual(Int(table.binaryExponents[i]), -(bits + 127), "q = -\(n)")
+            // 2^(bits + 127) / 5^n: the first `bits` bits of the dividend leave the remainder
+            // 2^(bits - 1) (below 5^n) and quotient bits 0; each of the remaining 128 zero bits
+            // doubles the remainder and yields one quotient bit.
+            var r = [UInt64](repeating: 0, count: power.count + 1)
+            r[(bits - 1) / 64] = 1 << UInt64((bits - 1) % 64)
+            var hi: UInt64 = 0, lo: UInt64 = 0
+            for _ in 0..<128 {
+                var carry: UInt64 = 0
+                for j in r.indices {
+                    let next = r[j] >> 63
+                    r[j] = r[j] << 1 | carry
+                    carry = next
+                }
+                var bit: UInt64 = 0
+                if !BigNatural.isLess(r, power) {
+                    var borrow = false
+                    for j in r.indices {
+                        let y = j < power.count ? power[j] : 0
+                        let (d1, o1) = r[j].subtractingReportingOverflow(y)
+                        let (d2, o2) = d1.subtractingReportingOverflow(borrow ? 1 : 0)
+                        r[j] = d2
+                        borrow = o1 || o2
+                    }
+                    bit = 1
+                }
+                hi = hi << 1 | lo >> 63
+                lo = lo << 1 | bit
+            }
+            XCTAssertEqual(table.significands[2 * i], hi, "q = -\(n)")
+            XCTAssertEqual(table.significands[2 * i + 1], lo, "q = -\(n)")
+        }
+    }
 }

@@ -24,8 +24,17 @@ struct PowersOfFive {
         var significands = [UInt64](repeating: 0, count: 2 * count)
         var binaryExponents = [Int16](repeating: 0, count: count)
         var power: [UInt64] = [1]  // 5^n, little-endian 64-bit limbs
+        // floor(2^reciprocalBits / 5^n): dividing by 5 once per step keeps it exact, as
+        // floor(floor(a / b) / c) = floor(a / (b × c)). 2^959 leaves at least 128 bits of
+        // quotient for 5^342 (795 bits).
+        let reciprocalBits = 959
+        var reciprocal = [UInt64](repeating: 0, count: reciprocalBits / 64 + 1)
+        reciprocal[reciprocalBits / 64] = 1 << UInt64(reciprocalBits % 64)
         for n in 0...(-PowersOfFive.minExponent) {
-            if n > 0 { BigNatural.multiply(&power, by: 5) }
+            if n > 0 {
+                BigNatural.multiply(&power, by: 5)
+                BigNatural.divide(&reciprocal, by: 5)
+            }
             let bits = BigNatural.bitLength(power)
             if n <= PowersOfFive.maxExponent {
                 // 5^n itself: its top 128 bits (shifted up when it has fewer).
@@ -38,11 +47,12 @@ struct PowersOfFive {
             }
             if n > 0 {
                 // 5^-n = 2^-(bits + 127) × 2^(bits + 127) / 5^n, whose quotient has exactly
-                // 128 bits since 2^(bits - 1) < 5^n < 2^bits.
+                // 128 bits since 2^(bits - 1) < 5^n < 2^bits; it is
+                // floor(floor(2^959 / 5^n) / 2^(959 - bits - 127)).
                 let index = -n - PowersOfFive.minExponent
-                let (hi, lo) = BigNatural.quotientOfPowerOfTwo(exponent: bits + 127, by: power)
-                significands[2 * index] = hi
-                significands[2 * index + 1] = lo
+                let t = BigNatural.shiftedRight(reciprocal, by: reciprocalBits - bits - 127)
+                significands[2 * index] = t[1]
+                significands[2 * index + 1] = t[0]
                 binaryExponents[index] = Int16(-(bits + 127))
             }
         }
@@ -96,34 +106,15 @@ enum BigNatural {
         return r
     }
 
-    /// floor(2^k / d) as two 64-bit words, for d with 2^(k - 128) < d < 2^(k - 127) (so that
-    /// the quotient has exactly 128 bits) and d not a power of two.
-    static func quotientOfPowerOfTwo(exponent k: Int, by d: [UInt64]) -> (UInt64, UInt64) {
-        // Long division one bit at a time. The leading k - 127 bits of 2^k form 2^(k - 128),
-        // below d, so they give quotient bits 0 and leave that remainder; each of the 128
-        // remaining (zero) bits doubles the remainder and yields one quotient bit.
-        let bits = k - 127
-        var r = [UInt64](repeating: 0, count: d.count + 1)
-        r[(bits - 1) / 64] = 1 << UInt64((bits - 1) % 64)
-        var hi: UInt64 = 0, lo: UInt64 = 0
-        for _ in 0..<128 {
-            var carry: UInt64 = 0
-            for j in r.indices {
-                let next = r[j] >> 63
-                r[j] = r[j] << 1 | carry
-                carry = next
-            }
-            var bit: UInt64 = 0
-            if !isLess(r, d) {
-                subtract(&r, d)
-                bit = 1
-            }
-            hi = hi << 1 | lo >> 63
-            lo = lo << 1 | bit
+    /// x = floor(x / k).
+    static func divide(_ x: inout [UInt64], by k: UInt64) {
+        var remainder: UInt64 = 0
+        for j in x.indices.reversed() {
+            (x[j], remainder) = k.dividingFullWidth((remainder, x[j]))
         }
-        return (hi, lo)
     }
 
+    /// a < b (the tests compare with it).
     static func isLess(_ a: [UInt64], _ b: [UInt64]) -> Bool {
         var j = max(a.count, b.count) - 1
         while j >= 0 {
@@ -133,18 +124,6 @@ enum BigNatural {
             j -= 1
         }
         return false
-    }
-
-    /// a -= b for a >= b.
-    static func subtract(_ a: inout [UInt64], _ b: [UInt64]) {
-        var borrow = false
-        for j in a.indices {
-            let y = j < b.count ? b[j] : 0
-            let (d1, o1) = a[j].subtractingReportingOverflow(y)
-            let (d2, o2) = d1.subtractingReportingOverflow(borrow ? 1 : 0)
-            a[j] = d2
-            borrow = o1 || o2
-        }
     }
 }
 
