@@ -15,7 +15,10 @@
 //   the same value, with doubles written as integers (`1.0` -> `1`) reading back as integers;
 //   dictionary order is kept; writing that value again gives the same bytes (a fixed point);
 //   pretty-printed, sorted, unescaped-slash output reads back to the same value with
-//   sorted keys.
+//   sorted keys;
+// - the tape (`JSONDocument`, what `afs_value_parse_json` returns) agrees with the tree: it
+//   fails on the same inputs with the same message, stands for the same value, and writes
+//   the same JSON bytes (compact, with and without escaped slashes).
 @testable import AFSerialization
 import CAFSerialization
 
@@ -52,11 +55,38 @@ func parseThroughC(_ data: UnsafePointer<UInt8>, _ size: Int, _ swift: Value?) {
     }
 }
 
+/// Parses into a `JSONDocument`; checks it agrees with the tree parser.
+func checkDocument(_ bytes: UnsafeBufferPointer<UInt8>, _ tree: Value?) {
+    let treeMessage: String?
+    do { _ = try JSONParser.parse(bytes); treeMessage = nil } catch { treeMessage = "\(error)" }
+    let doc: JSONDocument
+    do {
+        doc = try JSONDocument.parse(bytes)
+    } catch {
+        require(treeMessage == "\(error)", "the document parser failed with \(error), the tree parser with \(treeMessage ?? "success"): \(show(bytes))")
+        return
+    }
+    guard let tree else { fail("the document parser accepted what the tree parser rejects (\(treeMessage ?? "")): \(show(bytes))") }
+    guard let built = try? doc.value() else { fail("cannot build the tree of a document: \(show(bytes))") }
+    require(same(built, tree), "the document stands for another value\n  input \(show(bytes))\n  tree \(show(tree))\n  document \(show(built))")
+    require(doc.depth == tree.nestingDepth, "the document's depth is \(doc.depth), the tree's \(tree.nestingDepth)")
+    for options: JSONWritingOptions in [[.fragmentsAllowed], [.fragmentsAllowed, .withoutEscapingSlashes]] {
+        var a = ByteWriter(), b = ByteWriter()
+        let fromTree = Result { try JSONWriter.write(tree, options: options, to: &a); return try a.toArray() }
+        let fromTape = Result { try JSONWriter.write(doc, options: options, to: &b); return try b.toArray() }
+        guard case .success(let x) = fromTree, case .success(let y) = fromTape else {
+            fail("writing failed: tree \(fromTree), document \(fromTape): \(show(bytes))")
+        }
+        require(x == y, "the document writes other JSON than the tree\n  tree \(show(x))\n  document \(show(y))")
+    }
+}
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = UnsafeBufferPointer(start: data, count: size)
     let loose = parseChecked(bytes, allowFragments: true)
     parseThroughC(data, size, loose)
+    checkDocument(bytes, loose)
     let strict = parseChecked(bytes, allowFragments: false)
     guard let v1 = loose else {
         require(strict == nil, "strict parsing accepted what fragment parsing rejected: \(show(bytes))")

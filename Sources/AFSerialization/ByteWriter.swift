@@ -12,6 +12,21 @@
 /// bytes written before the failing writer started stay intact, so it can `recover(to:)`
 /// the count it started at; `toArray`, `toString`, `withBytes` and `takeCString` of a
 /// failed buffer throw `AFSError` `.noMemory`.
+/// Bytes in `malloc` memory with one owner, kept as a writer made them: a request body
+/// lent to C as is (`afs_request_body`). Immutable.
+public final class ByteBuffer: @unchecked Sendable {
+    public let base: UnsafeMutablePointer<UInt8>
+    public let count: Int
+
+    init(taking base: UnsafeMutablePointer<UInt8>, count: Int) {
+        self.base = base
+        self.count = count
+    }
+    deinit { free(base) }
+
+    public var bytes: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+}
+
 public struct ByteWriter: ~Copyable {
     @usableFromInline var base: UnsafeMutablePointer<UInt8>
     @usableFromInline var capacity: Int
@@ -194,6 +209,23 @@ public struct ByteWriter: ~Copyable {
     /// The bytes as a String for an error message (short text): "" when out of memory.
     public func messageText() -> String {
         (try? toString()) ?? ""
+    }
+
+    /// Hands the bytes to a `ByteBuffer` as they are (no copy).
+    /// - Throws: `AFSError` `.noMemory` when an allocation failed (the buffer is freed).
+    public consuming func takeBuffer(_ what: @autoclosure () -> String = "an output buffer") throws(AFSError) -> ByteBuffer {
+        let ok = !failed, bytes = failedBytes, cap = capacity, n = count
+        var p = base
+        discard self
+        guard ok else {
+            if cap > 0 { free(p) }
+            throw AFSError.noMemory(what(), bytes: bytes)
+        }
+        // (A writer that holds storage has not failed: `cap` is above 0 here.)
+        if cap - n > 4096 && cap > n + n / 4, let q = realloc(p, Swift.max(n, 1)) {
+            p = q.assumingMemoryBound(to: UInt8.self)  // give back what growing reserved
+        }
+        return ByteBuffer(taking: p, count: n)
     }
 
     /// Hands the bytes, NUL-terminated, to the caller as `malloc` memory (free with `free`).

@@ -53,9 +53,50 @@ public struct Request: Sendable {
     public var headers = HeaderList()
     /// The body; nil means no body. An empty array is an empty body (a form POST without
     /// parameters has one, as in AFNetworking). Setting a body drops any `bodyStream`, as
-    /// NSMutableURLRequest's `setHTTPBody:` does.
+    /// NSMutableURLRequest's `setHTTPBody:` does. Reading it copies a body a serializer
+    /// wrote (`bodyBuffer`); `withBody` reads any body in place.
     public var body: [UInt8]? {
-        didSet { if body != nil { bodyStream = nil } }
+        get {
+            switch storedBody {
+            case nil: return nil
+            case .array(let a)?: return a
+            case .buffer(let b)?: return Array(b.bytes)
+            }
+        }
+        set { storedBody = newValue.map(Body.array) }
+    }
+
+    /// A body as a serializer wrote it (JSON, property list): kept in the writer's buffer
+    /// and lent to C as is. Setting one drops any `bodyStream`.
+    public var bodyBuffer: ByteBuffer? {
+        get { if case .buffer(let b)? = storedBody { return b } else { return nil } }
+        set { storedBody = newValue.map(Body.buffer) }
+    }
+
+    /// The body's length; nil without a body.
+    public var bodyCount: Int? {
+        switch storedBody {
+        case nil: return nil
+        case .array(let a)?: return a.count
+        case .buffer(let b)?: return b.count
+        }
+    }
+
+    /// Calls `f` with the body's bytes in place; nil without a body.
+    public func withBody<R>(_ f: (UnsafeBufferPointer<UInt8>) throws -> R) rethrows -> R? {
+        switch storedBody {
+        case nil: return nil
+        case .array(let a)?: return try a.withUnsafeBufferPointer(f)
+        case .buffer(let b)?: return try f(b.bytes)
+        }
+    }
+
+    private enum Body: Sendable {
+        case array([UInt8])
+        case buffer(ByteBuffer)
+    }
+    private var storedBody: Body? {
+        didSet { if storedBody != nil { bodyStream = nil } }
     }
     /// The body of a multipart/form-data request (`afs_form_finish`), pulled through
     /// `read`. A multipart request has no plain body: setting a stream drops `body`.

@@ -154,10 +154,12 @@ public struct RequestSerializer: Sendable {
         switch kind {
         case .json:
             if r.headers["Content-Type"] == nil { r.headers.set("Content-Type", "application/json") }
-            r.body = try parameters.json(options: jsonOptions)
+            r.bodyBuffer = try parameters.json(options: jsonOptions)
         case .propertyList:
             if r.headers["Content-Type"] == nil { r.headers.set("Content-Type", "application/x-plist") }
-            r.body = try PropertyListWriter.data(try parameters.tree(), format: plistFormat)
+            var out = ByteWriter(capacity: 256)
+            try PropertyListWriter.write(try parameters.tree(), format: plistFormat, to: &out)
+            r.bodyBuffer = try out.takeBuffer("the property list body")
         case .http:
             break
         }
@@ -214,15 +216,14 @@ public enum Parameters: Sendable {
         }
     }
 
-    /// The JSON body: a document's node is written from its tape.
+    /// The JSON body in the writer's buffer: a document's node is written from its tape.
     /// - Throws: as `JSONWriter.write(_:options:to:)`.
-    func json(options: JSONWritingOptions) throws -> [UInt8] {
+    func json(options: JSONWritingOptions) throws -> ByteBuffer {
+        var out = ByteWriter(capacity: 256)
         switch self {
-        case .tree(let v): return try JSONWriter.data(v, options: options)
-        case .document(let d, let node):
-            var out = ByteWriter(capacity: 256)
-            try JSONWriter.write(d, node: node, options: options, to: &out)
-            return try out.toArray()
+        case .tree(let v): try JSONWriter.write(v, options: options, to: &out)
+        case .document(let d, let node): try JSONWriter.write(d, node: node, options: options, to: &out)
         }
+        return try out.takeBuffer("the JSON body")
     }
 }

@@ -84,13 +84,14 @@ final class RequestHandle: Handle {
         return l
     }
 
-    /// The body bytes lent to C; nil when there is no body.
-    func body() -> CStringBox? {
-        guard let b = request.body else { return nil }
-        if let l = lentBody { return l }
-        let l = CStringBox.copy(b)
+    /// The body bytes lent to C: a serializer's buffer as is, else a copy made once; nil
+    /// when there is no body (or no memory for the copy).
+    func body() -> Lent? {
+        if let b = request.bodyBuffer { return Lent(b.bytes) }
+        if let l = lentBody { return Lent(l) }
+        guard let b = request.body, let l = CStringBox.copy(b) else { return nil }
         lentBody = l
-        return l
+        return Lent(l)
     }
 }
 

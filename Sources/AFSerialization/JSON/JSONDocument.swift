@@ -18,8 +18,9 @@
 /// C: `afs_value_parse_json` returns a value handle backed by a document; the handle reads
 /// from the tape until it is changed.
 public final class JSONDocument: @unchecked Sendable {
-    /// One node. `head`: the tag in the low 4 bits, above them a container's member count
-    /// or a string's length. `word`: an integer's or double's bits, a string's offset in
+    /// One node. `head`: the tag in the low 3 bits, `plainFlag` (bit 3) on a string that
+    /// JSON writes as is but for `/`, above them a container's member count or a string's
+    /// length. `word`: an integer's or double's bits, a string's offset in
     /// the text buffer, a container's end (the index of the node after its last member).
     struct Node {
         var head: UInt64
@@ -28,6 +29,8 @@ public final class JSONDocument: @unchecked Sendable {
     enum Tag: UInt64 {
         case null = 0, `false`, `true`, int, double, string, array, dict
     }
+    /// A string read without escapes: no `"`, `\` or control characters in its text.
+    static let plainFlag: UInt64 = 8
 
     let nodes: UnsafeMutablePointer<Node>
     public let nodeCount: Int
@@ -80,7 +83,11 @@ public final class JSONDocument: @unchecked Sendable {
     // MARK: Reading
 
     @inline(__always)
-    func tag(_ node: Int) -> Tag { Tag(rawValue: nodes[node].head & 15)! }
+    func tag(_ node: Int) -> Tag { Tag(rawValue: nodes[node].head & 7)! }
+
+    /// Whether a string node's text needs no escaping but for `/`.
+    @inline(__always)
+    func isPlain(_ node: Int) -> Bool { nodes[node].head & JSONDocument.plainFlag != 0 }
 
     /// The kind of a node, as `Value.kind` of the tree.
     public func kind(_ node: Int) -> Value.Kind {
@@ -348,10 +355,12 @@ struct TapeBuilder: ~Copyable {
         capacity = c
     }
 
-    /// A string node with the text `bytes`, copied into the text buffer with a NUL after it.
+    /// A string node with the text `bytes`, copied into the text buffer with a NUL after
+    /// it; `plain` when it was read without escapes.
     @inline(__always)
-    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>) throws(AFSError) -> Int {
+    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, plain: Bool) throws(AFSError) -> Int {
         let at = try push(.string, UInt64(bytes.count), UInt64(textCount))
+        if plain { nodes[at].head |= JSONDocument.plainFlag }
         if bytes.count > 0 { memcpy(text + textCount, bytes.baseAddress!, bytes.count) }
         textCount &+= bytes.count
         text[textCount] = 0
@@ -432,10 +441,10 @@ extension JSONReader {
             case 0x22:
                 let start = try scanString()
                 if start >= 0 {
-                    _ = try b.string(UnsafeBufferPointer(start: p + start, count: i &- start))
+                    _ = try b.string(UnsafeBufferPointer(start: p + start, count: i &- start), plain: true)
                     i &+= 1
                 } else {
-                    _ = try scratch.withBytes { try b.string($0) }
+                    _ = try scratch.withBytes { try b.string($0, plain: false) }
                 }
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 switch try number() {
@@ -494,10 +503,10 @@ extension JSONReader {
         let start = try scanString()
         let at: Int
         if start >= 0 {
-            at = try b.string(UnsafeBufferPointer(start: p + start, count: i &- start))
+            at = try b.string(UnsafeBufferPointer(start: p + start, count: i &- start), plain: true)
             i &+= 1
         } else {
-            at = try scratch.withBytes { try b.string($0) }
+            at = try scratch.withBytes { try b.string($0, plain: false) }
         }
         try b.keys.push(at)
         skipWhitespace()
@@ -549,7 +558,18 @@ extension JSONWriter {
                     out.recover(to: start)
                     throw AFSError(.invalidJSON, "\(invalidParametersMessage) (\(error.what))")
                 }
-            case .string: appendString(utf8: doc.string(at), escapeSlashes: escapeSlashes, to: &out)
+            case .string:
+                let text = doc.string(at)
+                if doc.isPlain(at) && !(escapeSlashes && text.count > 0 && memchr(text.baseAddress!, 0x2F, text.count) != nil) {
+                    // Nothing to escape: the text as is, between quotes.
+                    guard out.reserve(text.count &+ 2) else { break }  // out of memory: checked below
+                    out.put(0x22)
+                    if text.count > 0 { memcpy(out.base + out.count, text.baseAddress!, text.count) }
+                    out.count &+= text.count
+                    out.put(0x22)
+                } else {
+                    appendString(utf8: text, escapeSlashes: escapeSlashes, to: &out)
+                }
             case .array, .dict:
                 let isDict = doc.tag(at) == .dict
                 let n = doc.count(at)

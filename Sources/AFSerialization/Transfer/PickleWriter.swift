@@ -60,7 +60,7 @@ public struct PickleWriter: ~Copyable {
     /// cache_policy, should_handle_cookies, should_use_pipelining, allows_cellular_access,
     /// network_service_type)`. C: `afs_request_pickle`.
     public static func mallocSnapshot(of r: Request) throws(AFSError) -> (UnsafeMutablePointer<UInt8>, Int) {
-        var w = PickleWriter(capacity: 128 + (r.body?.count ?? 0))
+        var w = PickleWriter(capacity: 128 + (r.bodyCount ?? 0))
         w.out.append(Pickle.MARK)
         w.string(r.method)
         w.string(r.url)
@@ -74,7 +74,7 @@ public struct PickleWriter: ~Copyable {
             }
             w.out.append(Pickle.APPENDS)
         }
-        if let b = r.body { w.bytes(b) } else { w.out.append(Pickle.NONE) }
+        if r.withBody({ w.bytes($0) }) == nil { w.out.append(Pickle.NONE) }
         w.bool(r.bodyStream != nil)
         w.double(r.properties.timeoutInterval)
         w.int(Int64(r.properties.cachePolicy))
@@ -205,6 +205,10 @@ public struct PickleWriter: ~Copyable {
     }
 
     mutating func bytes(_ b: [UInt8]) {
+        b.withUnsafeBufferPointer { bytes($0) }
+    }
+
+    mutating func bytes(_ b: UnsafeBufferPointer<UInt8>) {
         header(b.count, short: Pickle.SHORT_BINBYTES, long: Pickle.BINBYTES, huge: Pickle.BINBYTES8)
         out.append(b)
     }

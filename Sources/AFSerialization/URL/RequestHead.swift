@@ -103,12 +103,12 @@ extension Request {
         }
         var sig = SigpipeGuard(active: (st.st_mode & S_IFMT) != S_IFREG)
         defer { sig.restore() }
-        func put(_ bytes: [UInt8], from start: UInt64, what: String) throws {
+        func put(_ bytes: UnsafeBufferPointer<UInt8>, from start: UInt64, what: String) throws {
             var k = Int(start)
             while k < bytes.count {
                 var r: Int
                 repeat {
-                    r = bytes.withUnsafeBufferPointer { Platform.write(fd, $0.baseAddress! + k, $0.count - k) }
+                    r = Platform.write(fd, bytes.baseAddress! + k, bytes.count - k)
                 } while r < 0 && errno == EINTR
                 if r < 0 {
                     let e = errno
@@ -121,11 +121,11 @@ extension Request {
             }
         }
         if wireOffset < headCount {
-            try put(head, from: wireOffset, what: "head")
+            try head.withUnsafeBufferPointer { try put($0, from: wireOffset, what: "head") }
         }
-        if let b = body {
+        if let n = bodyCount {
             let done = wireOffset - headCount
-            if done < UInt64(b.count) { try put(b, from: done, what: "body") }
+            if done < UInt64(n) { try withBody { try put($0, from: done, what: "body") } }
         } else if let s = bodyStream {
             sig.restore()
             var n: UInt64 = 0
