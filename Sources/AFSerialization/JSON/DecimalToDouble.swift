@@ -39,10 +39,8 @@ struct PowersOfFive {
             if n <= PowersOfFive.maxExponent {
                 // 5^n itself: its top 128 bits (shifted up when it has fewer).
                 let index = n - PowersOfFive.minExponent
-                let t = bits >= 128 ? BigNatural.shiftedRight(power, by: bits - 128)
-                                    : BigNatural.shiftedLeft(power, by: 128 - bits)
-                significands[2 * index] = t.count > 1 ? t[1] : 0
-                significands[2 * index + 1] = t[0]
+                significands[2 * index] = BigNatural.word(power, at: bits - 64)
+                significands[2 * index + 1] = BigNatural.word(power, at: bits - 128)
                 binaryExponents[index] = Int16(bits - 128)
             }
             if n > 0 {
@@ -50,9 +48,9 @@ struct PowersOfFive {
                 // 128 bits since 2^(bits - 1) < 5^n < 2^bits; it is
                 // floor(floor(2^959 / 5^n) / 2^(959 - bits - 127)).
                 let index = -n - PowersOfFive.minExponent
-                let t = BigNatural.shiftedRight(reciprocal, by: reciprocalBits - bits - 127)
-                significands[2 * index] = t[1]
-                significands[2 * index + 1] = t[0]
+                let shift = reciprocalBits - bits - 127
+                significands[2 * index] = BigNatural.word(reciprocal, at: shift + 64)
+                significands[2 * index + 1] = BigNatural.word(reciprocal, at: shift)
                 binaryExponents[index] = Int16(-(bits + 127))
             }
         }
@@ -64,7 +62,7 @@ struct PowersOfFive {
 let powersOfFive = PowersOfFive()
 
 /// The few operations on unsigned big integers (little-endian 64-bit limbs) that the table
-/// needs; speed does not matter here, it runs once.
+/// needs (it runs once, without allocating beyond the two numbers).
 enum BigNatural {
     static func multiply(_ x: inout [UInt64], by k: UInt64) {
         var carry: UInt64 = 0
@@ -83,27 +81,14 @@ enum BigNatural {
         return j * 64 + (64 - x[j].leadingZeroBitCount)
     }
 
-    /// floor(x / 2^k).
-    static func shiftedRight(_ x: [UInt64], by k: Int) -> [UInt64] {
-        let words = k / 64, bits = k % 64
-        var r = [UInt64](repeating: 0, count: max(x.count - words, 1))
-        for j in 0..<(x.count - words) {
-            var w = x[j + words] >> bits
-            if bits > 0 && j + words + 1 < x.count { w |= x[j + words + 1] << (64 - bits) }
-            r[j] = w
-        }
-        return r
-    }
-
-    /// x × 2^k.
-    static func shiftedLeft(_ x: [UInt64], by k: Int) -> [UInt64] {
-        let words = k / 64, bits = k % 64
-        var r = [UInt64](repeating: 0, count: x.count + words + 1)
-        for j in x.indices {
-            r[j + words] |= x[j] << bits
-            if bits > 0 { r[j + words + 1] |= x[j] >> (64 - bits) }
-        }
-        return r
+    /// Bits b ..< b + 64 of x, as floor(x / 2^b) mod 2^64 (b may be negative: bits below
+    /// bit 0 are zeros).
+    static func word(_ x: [UInt64], at b: Int) -> UInt64 {
+        func limb(_ j: Int) -> UInt64 { j < x.count ? x[j] : 0 }
+        if b <= -64 { return 0 }
+        if b < 0 { return limb(0) << UInt64(-b) }
+        let j = b / 64, r = b % 64
+        return r == 0 ? limb(j) : limb(j) >> UInt64(r) | limb(j + 1) << UInt64(64 - r)
     }
 
     /// x = floor(x / k).
