@@ -103,7 +103,7 @@ final class ValueHandle: Handle {
     /// repeat keys is read as its tree (the tape keeps every pair, the tree the last value).
     /// - Throws: `.noMemory` when that tree cannot be built.
     static func owning(_ doc: JSONDocument, node: Int = 0) throws -> ValueHandle {
-        if doc.hasRepeatedKeys { return ValueHandle(try doc.value(at: node), depth: doc.depth(of: node)) }
+        if doc.hasRepeatedKeys { return ValueHandle(try doc.value(at: node)) }  // depth: of the tree
         return ValueHandle(reading: doc, node: node, role: .owned)
     }
 

@@ -39,7 +39,8 @@ public final class JSONDocument: @unchecked Sendable {
     public let textCount: Int
     /// Whether an object of the text repeats a key.
     public let hasRepeatedKeys: Bool
-    /// The root's nesting depth (`Value.nestingDepth` of `value()`).
+    /// The root's nesting depth in the text: `Value.nestingDepth` of `value()`, or more when
+    /// a repeated key dropped a deeper value from the tree.
     public let depth: Int
 
     fileprivate init(nodes: UnsafeMutablePointer<Node>, nodeCount: Int, text: UnsafeMutablePointer<UInt8>,
@@ -120,8 +121,8 @@ public final class JSONDocument: @unchecked Sendable {
         return UnsafeBufferPointer(start: text + Int(truncatingIfNeeded: n.word), count: Int(truncatingIfNeeded: n.head >> 4))
     }
 
-    /// The nesting depth of a node (`Value.nestingDepth` of its tree), by one pass over
-    /// its nodes.
+    /// The nesting depth of a node in the text (`Value.nestingDepth` of its tree without
+    /// repeated keys; see `depth`), by one pass over its nodes.
     public func depth(of node: Int) -> Int {
         if node == 0 { return depth }
         let end = next(node)
