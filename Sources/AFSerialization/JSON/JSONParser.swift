@@ -556,13 +556,19 @@ struct JSONReader: ~Copyable {
                 return .int(Int64(truncatingIfNeeded: 0 &- mantissa))
             }
         }
-        if !truncated {
+        // A clamped exponent (100,000,000 or more in magnitude) is no longer exact: strtod.
+        if !truncated && exponent > -100_000_000 && exponent < 100_000_000 {
             if mantissa == 0 { return .double(negative ? -0.0 : 0.0) }
             // Clinger: both operands exact, so one correctly rounded operation.
             let e10 = exponent &- fractionDigits
             if mantissa <= 1 << 53 && e10 >= -22 && e10 <= 22 {
                 var d = Double(mantissa)
                 d = e10 < 0 ? d / exactPowersOfTen[-e10] : d * exactPowersOfTen[e10]
+                return .double(negative ? -d : d)
+            }
+            // Eisel-Lemire: exact unless the value is too close to a halfway point between
+            // two doubles, or infinite (strtod decides those and reports the overflow).
+            if let d = decimalToDouble(significand: mantissa, exponent: e10) {
                 return .double(negative ? -d : d)
             }
         }
