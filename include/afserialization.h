@@ -306,8 +306,19 @@ AFS_API afs_value *afs_value_append_new_array(afs_value *array, afs_error *err);
  * Parses JSON text (RFC 8259, strict; any value at the top level) into a value tree.
  * Integers within int64 stay integers, others become doubles; duplicate keys keep the last
  * value at the first position; nesting deeper than 512 is an error.
+ *
+ * The tree is kept as the parser laid it out (simdjson's and yyjson's approach): one
+ * block of 16-byte nodes in document order and one block with the text of every string,
+ * so parsing allocates per block, not per node, and afs_value_free is two frees. The
+ * getters read those blocks (keys and strings are lent from the text block, NUL-terminated,
+ * with no copy) and a JSON serializer writes the body from them. What needs another form
+ * (a query string, a property list, a pickle) builds it once and keeps it; the first change
+ * (afs_value_dict_set, afs_value_append, ...) does the same, and the value behaves as any
+ * other from then on. None of this shows in the API: handles, borrowing and spent handles
+ * work as for values built by hand, and what was lent stays valid across the change.
+ * afs_value_copy of such a value (or of a member) shares the blocks.
  * @return owned value, or NULL with AFS_E_INVALID_JSON naming the byte offset;
- *         AFS_E_INVALID_ARGUMENT (NULL text, a length above INT64_MAX).
+ *         AFS_E_INVALID_ARGUMENT (NULL text, a length above INT64_MAX); AFS_E_NO_MEMORY.
  */
 AFS_API afs_value *afs_value_parse_json(const char *json, size_t len, afs_error *err);
 /** Frees an owned value and everything of its tree (members, handles made inside it, spent
@@ -625,7 +636,9 @@ AFS_API const char *afs_request_header_value(const afs_request *r, size_t i);
 /** Value of header `field` (case-insensitive), or NULL. */
 AFS_API const char *afs_request_header(const afs_request *r, const char *field);
 /** The body and its length in *len (may be NULL). NULL (and *len = 0): no body. An empty
- *  body is a non-NULL pointer with *len = 0. Borrowed. */
+ *  body is a non-NULL pointer with *len = 0. Borrowed: the serializer's own buffer, valid
+ *  until afs_request_free(r) (JSON and property-list bodies are lent as written, with no
+ *  copy). */
 AFS_API const uint8_t *afs_request_body(const afs_request *r, size_t *len);
 AFS_API double afs_request_timeout_interval(const afs_request *r);
 AFS_API int afs_request_cache_policy(const afs_request *r);

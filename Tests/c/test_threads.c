@@ -1,5 +1,7 @@
 /* One serializer shared by many threads: some change headers, query styles and properties
- * while others build requests. Every request must be complete and consistent. */
+ * while others build requests. Every request must be complete and consistent. Then one
+ * parsed JSON value read by many threads at once: walking it, writing it as JSON from its
+ * nodes, and building its tree for query strings, all at the same time. */
 #define _POSIX_C_SOURCE 200809L
 #include "check.h"
 #include <pthread.h>
@@ -51,6 +53,38 @@ static void *builder(void *arg) {
     return NULL;
 }
 
+static afs_value *parsed;
+static afs_serializer *json;
+static const char parsed_text[] = "{\"b\":[1,2.5,\"x y\",{\"c\":null}],\"a\":\"\\u00e9/\",\"t\":true}";
+
+static void *reader(void *arg) {
+    int id = (int)(intptr_t)arg;
+    for (int i = 0; i < ROUNDS / 4; i++) {
+        int ok = afs_value_count(parsed) == 3;
+        const afs_value *b = afs_value_get(parsed, "b");
+        ok = ok && afs_value_count(b) == 4 && afs_value_get_int(afs_value_at(b, 0)) == 1;
+        size_t len = 0;
+        const char *s = afs_value_get_string(afs_value_get(parsed, "a"), &len);
+        ok = ok && s && len == 3 && memcmp(s, "\xc3\xa9/", 4) == 0;
+        const char *k = afs_value_key_at(parsed, 2, &len);
+        ok = ok && k && strcmp(k, "t") == 0 && afs_value_get_bool(afs_value_at(parsed, 2));
+        if ((i + id) % 2) {
+            char *q = afs_query_string(parsed, NULL);
+            ok = ok && q && strcmp(q, "a=%C3%A9/&b%5B%5D=1&b%5B%5D=2.5&b%5B%5D=x%20y&b%5B%5D%5Bc%5D&t=1") == 0;
+            afs_free(q);
+        } else {
+            afs_request *r = afs_serializer_request(json, "POST", "http://example.com/", parsed, NULL);
+            size_t n = 0;
+            const uint8_t *body = r ? afs_request_body(r, &n) : NULL;
+            const char *want = "{\"b\":[1,2.5,\"x y\",{\"c\":null}],\"a\":\"\xc3\xa9\\/\",\"t\":true}";
+            ok = ok && body && n == strlen(want) && memcmp(body, want, n) == 0;
+            afs_request_free(r);
+        }
+        if (!ok) { pthread_mutex_lock(&lock); build_failures++; pthread_mutex_unlock(&lock); }
+    }
+    return NULL;
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     shared = afs_serializer_new(AFS_SERIALIZER_HTTP);
@@ -62,5 +96,15 @@ int main(int argc, char **argv) {
     for (int i = 0; i < BUILDERS; i++) pthread_join(b[i], NULL);
     CHECK(build_failures == 0);
     afs_serializer_free(shared);
+
+    parsed = afs_value_parse_json(parsed_text, AFS_NTS, NULL);
+    json = afs_serializer_new(AFS_SERIALIZER_JSON);
+    CHECK(parsed != NULL);
+    pthread_t r[BUILDERS];
+    for (int i = 0; i < BUILDERS; i++) pthread_create(&r[i], NULL, reader, (void *)(intptr_t)i);
+    for (int i = 0; i < BUILDERS; i++) pthread_join(r[i], NULL);
+    CHECK(build_failures == 0);
+    afs_value_free(parsed);
+    afs_serializer_free(json);
     return check_summary(argv[0]);
 }
