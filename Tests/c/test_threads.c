@@ -59,7 +59,7 @@ static const char parsed_text[] = "{\"b\":[1,2.5,\"x y\",{\"c\":null}],\"a\":\"\
 
 static void *reader(void *arg) {
     int id = (int)(intptr_t)arg;
-    for (int i = 0; i < ROUNDS / 4; i++) {
+    for (int i = 0; i < ROUNDS / 20; i++) {
         int ok = afs_value_count(parsed) == 3;
         const afs_value *b = afs_value_get(parsed, "b");
         ok = ok && afs_value_count(b) == 4 && afs_value_get_int(afs_value_at(b, 0)) == 1;
