@@ -1006,7 +1006,9 @@ AFS_API void afs_body_stream_set_progress_cancel(afs_body_stream *bs, afs_progre
  *     other numbers as AFS_VALUE_DOUBLE, true/false, null; nesting deeper than 512 is an
  *     error. Malformed text is AFS_E_INVALID_JSON naming the byte offset. A scalar at the
  *     top level needs AFS_JSON_READING_FRAGMENTS_ALLOWED. With removes_keys_with_null_values,
- *     null dictionary values and null array elements are dropped at every depth.
+ *     null dictionary values and null array elements are dropped at every depth. The value
+ *     is kept as afs_value_parse_json keeps it (two blocks, read in place), except with
+ *     removes_keys_with_null_values or a lowered decoding limit.
  *   - PLIST: XML and binary (bplist00) property lists, as Python's plistlib and Foundation
  *     write them; errors are AFS_E_INVALID_PLIST naming the byte offset.
  *   - An empty body gives no value and no error (every kind); so does a body of one space

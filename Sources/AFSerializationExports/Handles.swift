@@ -110,6 +110,21 @@ final class CStringBox: @unchecked Sendable {  // immutable after init
     deinit { free(pointer) }
 }
 
+/// Bytes lent to C, and their length: a `CStringBox`'s, or bytes in place that their owner
+/// (a parsed document's text, a request's body buffer) keeps as long as the handle.
+struct Lent {
+    let pointer: UnsafePointer<CChar>
+    let count: Int
+    init(_ box: CStringBox) {
+        pointer = UnsafePointer(box.pointer)
+        count = box.count
+    }
+    init(_ bytes: UnsafeBufferPointer<UInt8>) {
+        pointer = UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self)
+        count = bytes.count
+    }
+}
+
 /// A malloc'd copy of `bytes` plus a NUL; nil when out of memory.
 func mallocCString(_ bytes: UnsafeRawBufferPointer) -> UnsafeMutablePointer<CChar>? {
     guard bytes.count < Int.max, let raw = malloc(bytes.count + 1) else { return nil }

@@ -99,9 +99,13 @@ public func afs_response_object(_ rs: OpaquePointer?, _ statusCode: Int32, _ con
     return status(err) {
         let h = try unbox(rs, ResponseSerializerHandle.self, "response serializer")
         guard let out = out else { throw AFSError(.invalidArgument, "out is NULL") }
-        let r = h.snapshot.responseObject(statusCode: Int(statusCode), contentType: contentTypeArg(contentType),
-                                          body: try bodyArg(data, len))
-        out.pointee = r.value.map { box(ValueHandle($0)) }
+        let r = h.snapshot.responseParameters(statusCode: Int(statusCode), contentType: contentTypeArg(contentType),
+                                              body: try bodyArg(data, len))
+        switch r.parameters {
+        case .tree(let v)?: out.pointee = box(ValueHandle(v))
+        case .document(let d, let node)?: out.pointee = box(try ValueHandle.owning(d, node: node))
+        case nil: break
+        }
         if let e = r.error { throw e }
     }
 }

@@ -203,7 +203,7 @@ public func afs_serializer_request(_ s: OpaquePointer?, _ method: UnsafePointer<
     pointer(err) {
         let h = try unbox(s, SerializerHandle.self, "serializer")
         let m = try stringArg(method, NTS, "method"), u = try stringArg(url, NTS, "url")
-        let p = try params.map { try valueArg($0, "params").parameters() }
+        let p = try params.map { (try valueArg($0, "params")).parameters() }
         return box(RequestHandle(try h.snapshot.request(method: m, url: u, parameters: p)))
     }
 }
@@ -214,7 +214,7 @@ public func afs_serializer_serialize(_ s: OpaquePointer?, _ r: OpaquePointer?, _
     pointer(err) {
         let h = try unbox(s, SerializerHandle.self, "serializer")
         let req = try unbox(r, RequestHandle.self, "request")
-        let p = try params.map { try valueArg($0, "params").parameters() }
+        let p = try params.map { (try valueArg($0, "params")).parameters() }
         return box(RequestHandle(try h.snapshot.serialize(req.request, parameters: p)))
     }
 }

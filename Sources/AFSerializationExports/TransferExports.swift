@@ -30,8 +30,8 @@ public func afs_value_to_pickle(_ v: OpaquePointer?, _ len: UnsafeMutablePointer
 
 @c @implementation
 public func afs_value_copy(_ v: OpaquePointer?) -> OpaquePointer? {
-    guard let h = try? valueArg(v, "value"), let copy = try? h.copy() else { return nil }
-    return box(copy)
+    guard let h = try? valueArg(v, "value") else { return nil }
+    return box(h.copy())
 }
 
 @c @implementation

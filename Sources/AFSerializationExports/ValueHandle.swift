@@ -166,14 +166,14 @@ final class ValueHandle: Handle {
 
     /// An owned copy: a handle reading the same document node (documents are immutable),
     /// or a handle with the tree.
-    func copy() throws -> ValueHandle {
+    func copy() -> ValueHandle {
         if reading, let d = doc { return ValueHandle(reading: d, node: node, role: .owned) }
         return ValueHandle(treeValue)
     }
 
     /// The parameters for a serializer: the document's node while the handle reads one
     /// (JSON is then written from the tape), else the tree.
-    func parameters() throws -> Parameters {
+    func parameters() -> Parameters {
         if reading, let d = doc { return .document(d, node: node) }
         return .tree(treeValue)
     }
@@ -384,8 +384,7 @@ final class ValueHandle: Handle {
 
     // MARK: Reading (any number of threads, when none changes the tree)
 
-    /// What the handle stands for: its document node while it reads one, else its tree
-    /// (after a failure to build one: nil).
+    /// What the handle stands for: its document node while it reads one, else its tree.
     private enum Source {
         case document(JSONDocument, Int)
         case tree(Value)
@@ -504,19 +503,6 @@ final class ValueHandle: Handle {
     }
 }
 
-/// Bytes lent to C: a pointer that stays valid until the root is freed, and a length.
-struct Lent {
-    let pointer: UnsafePointer<CChar>
-    let count: Int
-    init(_ box: CStringBox) {
-        pointer = UnsafePointer(box.pointer)
-        count = box.count
-    }
-    init(_ text: UnsafeBufferPointer<UInt8>) {
-        pointer = UnsafeRawPointer(text.baseAddress!).assumingMemoryBound(to: CChar.self)
-        count = text.count
-    }
-}
 
 /// The objects a value handle lent to C: member handles and key copies by index, and the
 /// scalar copy. Slots are published once (compare-and-swap) and read with acquire loads, so

@@ -165,7 +165,7 @@ public final class JSONDocument: @unchecked Sendable {
         public let values: [Int]
         public let keys: [Int]
         private let table: [Int]
-        private unowned(unsafe) let doc: JSONDocument
+        private let doc: JSONDocument
 
         init(_ doc: JSONDocument, _ node: Int) throws {
             self.doc = doc

@@ -247,6 +247,29 @@ public struct ResponseSerializer: Sendable {
         return decode(validation(statusCode, mime, body.count), body)
     }
 
+    /// `responseObject(statusCode:contentType:body:)` with a JSON body kept as the parsed
+    /// `JSONDocument` wherever its tree would be the document as it is: a JSON serializer
+    /// without `removesKeysWithNullValues` and with the default decoding limit (which JSON
+    /// text cannot reach). Other bodies come as trees, and so do the errors: a malformed
+    /// text is read again on the tree path, which words them. C: `afs_response_object`.
+    public func responseParameters(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>)
+        -> (parameters: Parameters?, error: AFSError?)
+    {
+        let mime = ResponseSerializer.mimeType(of: contentType)
+        let leaf = isCompound ? members[fallbackMember(statusCode, mime, body.count)] : self
+        let v = leaf.validation(statusCode, mime, body.count)
+        if leaf.kind == .json && !leaf.removesKeysWithNullValues && !v.contentTypeRefused && leaf.maxDecodedBytes == 0 {
+            if body.isEmpty || (body.count == 1 && body[0] == 0x20) { return (nil, v.error) }
+            let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
+            let text = bom ? UnsafeBufferPointer(rebasing: body[3...]) : body
+            if let d = try? JSONDocument.parse(text, allowFragments: leaf.jsonReadingOptions.contains(.fragmentsAllowed)) {
+                return (.document(d, node: 0), v.error)
+            }
+        }
+        let r = leaf.decode(v, body)
+        return (r.value.map(Parameters.tree), r.error)
+    }
+
     /// `responseObject(statusCode:contentType:body:)` on an array.
     public func responseObject(statusCode: Int, contentType: String?, body: [UInt8]) -> Outcome {
         body.withUnsafeBufferPointer { responseObject(statusCode: statusCode, contentType: contentType, body: $0) }
