@@ -211,6 +211,17 @@ public struct ByteWriter: ~Copyable {
         (try? toString()) ?? ""
     }
 
+    /// Hands the storage and the byte count over to the caller (who frees it with `free`)
+    /// and leaves the writer empty, without storage; nil after a failed allocation.
+    public mutating func takeStorage() -> (UnsafeMutablePointer<UInt8>, Int)? {
+        guard !failed, capacity > 0 else { return nil }
+        let taken = (base, count)
+        base = ByteWriter.noStorage
+        capacity = 0
+        count = 0
+        return taken
+    }
+
     /// Hands the bytes to a `ByteBuffer` as they are (no copy).
     /// - Throws: `AFSError` `.noMemory` when an allocation failed (the buffer is freed).
     public consuming func takeBuffer(_ what: @autoclosure () -> String = "an output buffer") throws(AFSError) -> ByteBuffer {

@@ -67,13 +67,21 @@ public final class JSONDocument: @unchecked Sendable {
         }
         var reader = JSONReader(base, bytes.count, maxDepth: maxDepth)
         var b = try TapeBuilder(inputSize: bytes.count)
+        // The text of every string goes into the reader's scratch buffer, which becomes the
+        // document's: unescaped text is never longer than its JSON (with its quotes, which
+        // leaves a byte for each NUL), so the buffer never grows.
+        reader.scratch = ByteWriter(capacity: bytes.count &+ 1)
+        if reader.scratch.failed { throw AFSError.noMemory("a JSON document's text", bytes: bytes.count &+ 1) }
         try reader.startDocument(allowFragments: allowFragments)
         try reader.tape(into: &b)
         reader.skipWhitespace()
         if reader.i < reader.n {
             throw reader.error("unexpected \(reader.found(reader.i)) after the JSON value", at: reader.i)
         }
-        return b.finish()
+        guard let (text, textCount) = reader.scratch.takeStorage() else {
+            throw AFSError.noMemory("a JSON document's text", bytes: reader.scratch.failedBytes)
+        }
+        return b.finish(text: text, textCount: textCount)
     }
 
     /// Parses one JSON document from bytes (see `parse(_:allowFragments:maxDepth:)`).
@@ -290,22 +298,19 @@ public final class JSONDocument: @unchecked Sendable {
 
 // MARK: - Building
 
-/// The growing tape and text buffer of a document being parsed.
+/// The growing tape of a document being parsed (the text of its strings goes into the
+/// reader's `scratch`).
 struct TapeBuilder: ~Copyable {
     var nodes: UnsafeMutablePointer<JSONDocument.Node>
     var count = 0
     var capacity: Int
-    /// Room for every string of the input: unescaped text is never longer than its JSON
-    /// (with its quotes, which leaves a byte for each NUL).
-    var text: UnsafeMutablePointer<UInt8>
-    var textCount = 0
     var repeatedKeys = false
     var depth = 0
     /// Key nodes of the open objects, innermost last (for the repeated-key check).
     var keys: MoveStack<Int>
     /// Open-addressing scratch for the repeated-key check of large objects.
     var table: [Int] = []
-    /// False once `finish` handed the blocks to a document.
+    /// False once `finish` handed the tape to a document.
     var owns = true
 
     init(inputSize n: Int) throws(AFSError) {
@@ -313,25 +318,17 @@ struct TapeBuilder: ~Copyable {
         guard let p = afsMalloc(c &* MemoryLayout<JSONDocument.Node>.stride) else {
             throw AFSError.noMemory("a JSON document's nodes", bytes: c &* MemoryLayout<JSONDocument.Node>.stride)
         }
-        guard let t = afsMalloc(n &+ 1) else {
-            free(p)
-            throw AFSError.noMemory("a JSON document's text", bytes: n &+ 1)
-        }
         nodes = p.bindMemory(to: JSONDocument.Node.self, capacity: c)
         capacity = c
-        text = t.bindMemory(to: UInt8.self, capacity: n &+ 1)
         keys = MoveStack<Int>(capacity: 64)
     }
 
     deinit {
-        if owns {
-            free(nodes)
-            free(text)
-        }
+        if owns { free(nodes) }
     }
 
-    /// Hands the blocks to a document (the builder is empty afterwards).
-    mutating func finish() -> JSONDocument {
+    /// Hands the tape and the text (`malloc` memory) to a document.
+    mutating func finish(text: UnsafeMutablePointer<UInt8>, textCount: Int) -> JSONDocument {
         let doc = JSONDocument(nodes: nodes, nodeCount: count, text: text, textCount: textCount,
                                hasRepeatedKeys: repeatedKeys, depth: depth)
         owns = false
@@ -356,30 +353,17 @@ struct TapeBuilder: ~Copyable {
         capacity = c
     }
 
-    /// A string node with the text `bytes`, copied into the text buffer with a NUL after
-    /// it; `plain` when it was read without escapes.
-    @inline(__always)
-    mutating func string(_ bytes: UnsafeBufferPointer<UInt8>, plain: Bool) throws(AFSError) -> Int {
-        let at = try push(.string, UInt64(bytes.count), UInt64(textCount))
-        if plain { nodes[at].head |= JSONDocument.plainFlag }
-        if bytes.count > 0 { memcpy(text + textCount, bytes.baseAddress!, bytes.count) }
-        textCount &+= bytes.count
-        text[textCount] = 0
-        textCount &+= 1
-        return at
-    }
-
     /// The object whose key nodes are `keys[from...]` is complete: notes whether a key
-    /// repeats, and drops its keys.
-    mutating func closeObject(keysFrom start: Int) throws(AFSError) {
+    /// repeats, and drops its keys. `text`: the text buffer.
+    mutating func closeObject(keysFrom start: Int, text: UnsafePointer<UInt8>) throws(AFSError) {
         defer { keys.count = start }
         let n = keys.count &- start
         if n < 2 || repeatedKeys { return }
         let k = keys.base + start
         if n <= 16 {
             for a in 1..<n {
-                let ka = doc(k[a])
-                for b in 0..<a where JSONDocument.same(ka, doc(k[b])) {
+                let ka = string(k[a], text)
+                for b in 0..<a where JSONDocument.same(ka, string(k[b], text)) {
                     repeatedKeys = true
                     return
                 }
@@ -396,10 +380,10 @@ struct TapeBuilder: ~Copyable {
         }
         let mask = size &- 1
         for j in 0..<n {
-            let kj = doc(k[j])
+            let kj = string(k[j], text)
             var s = JSONDocument.hash(kj) & mask
             while table[s] >= 0 {
-                if JSONDocument.same(kj, doc(k[table[s]])) {
+                if JSONDocument.same(kj, string(k[table[s]], text)) {
                     repeatedKeys = true
                     return
                 }
@@ -411,7 +395,7 @@ struct TapeBuilder: ~Copyable {
 
     /// The text of string node `i`.
     @inline(__always)
-    func doc(_ i: Int) -> UnsafeBufferPointer<UInt8> {
+    func string(_ i: Int, _ text: UnsafePointer<UInt8>) -> UnsafeBufferPointer<UInt8> {
         let node = nodes[i]
         return UnsafeBufferPointer(start: text + Int(truncatingIfNeeded: node.word), count: Int(truncatingIfNeeded: node.head >> 4))
     }
@@ -440,13 +424,7 @@ extension JSONReader {
                     continue outer
                 }
             case 0x22:
-                let start = try scanString()
-                if start >= 0 {
-                    _ = try b.string(UnsafeBufferPointer(start: p + start, count: i &- start), plain: true)
-                    i &+= 1
-                } else {
-                    _ = try scratch.withBytes { try b.string($0, plain: false) }
-                }
+                _ = try tapeString(&b)
             case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"):
                 switch try number() {
                 case .int(let x): _ = try b.push(.int, 0, UInt64(bitPattern: x))
@@ -483,7 +461,7 @@ extension JSONReader {
                 }
                 if top.isObject {
                     guard c == UInt8(ascii: "}") else { throw unexpected("',' or '}' after an object member") }
-                    try b.closeObject(keysFrom: top.keyStart)
+                    try b.closeObject(keysFrom: top.keyStart, text: scratch.base)
                 } else {
                     guard c == UInt8(ascii: "]") else { throw unexpected("',' or ']' after an array element") }
                 }
@@ -495,21 +473,31 @@ extension JSONReader {
         }
     }
 
+    /// Reads the string at `i` into a string node: its text appended to `scratch` (as is,
+    /// or unescaped there by `scanString`) with a NUL after it. Returns the node.
+    @inline(__always)
+    mutating func tapeString(_ b: inout TapeBuilder) throws -> Int {
+        let start = try scanString()
+        if start >= 0 {
+            scratch.append(UnsafeBufferPointer(start: p + start, count: i &- start))
+            i &+= 1
+        }
+        let length = scratch.count &- scratchStart
+        let at = try b.push(.string, UInt64(length), UInt64(scratchStart))
+        if start >= 0 { b.nodes[at].head |= JSONDocument.plainFlag }
+        scratch.append(0)
+        if scratch.failed { throw AFSError.noMemory("a JSON document's text", bytes: scratch.failedBytes) }
+        scratchStart = scratch.count
+        return at
+    }
+
     /// `key(afterComma:)` writing the key node.
     @inline(__always)
     mutating func tapeKey(_ b: inout TapeBuilder, afterComma: Bool) throws {
         guard i < n && p[i] == 0x22 else {
             throw unexpected(afterComma ? "a string key after ',' (trailing commas are not allowed)" : "a string key or '}'")
         }
-        let start = try scanString()
-        let at: Int
-        if start >= 0 {
-            at = try b.string(UnsafeBufferPointer(start: p + start, count: i &- start), plain: true)
-            i &+= 1
-        } else {
-            at = try scratch.withBytes { try b.string($0, plain: false) }
-        }
-        try b.keys.push(at)
+        try b.keys.push(try tapeString(&b))
         skipWhitespace()
         guard i < n && p[i] == UInt8(ascii: ":") else { throw unexpected("':' after an object key") }
         i &+= 1

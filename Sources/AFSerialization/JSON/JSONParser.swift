@@ -186,8 +186,11 @@ struct JSONReader: ~Copyable {
     /// Keys of every open object, parallel to their values.
     var keys = MoveStack<String>(capacity: 32)
     var frames = MoveStack<Frame>(capacity: 16)
-    /// Unescaped bytes of a string that contains escapes.
+    /// Unescaped bytes of a string that contains escapes, from `scratchStart` on.
     var scratch = ByteWriter(capacity: 256)
+    /// Where a string's unescaped text starts in `scratch`: 0, except for `JSONDocument`,
+    /// which keeps the text of every string there, one after the other.
+    var scratchStart = 0
     /// What the tree built so far is charged (values, keys, string bytes).
     var budget = DecodeBudget.unlimited
 
@@ -664,7 +667,7 @@ struct JSONReader: ~Copyable {
     /// Scans a string whose opening quote is at `i`, checking its UTF-8 and escapes. A string
     /// without escapes returns where its text starts and leaves `i` at the closing quote
     /// (the text is `p[start..<i]`). A string with escapes returns -1, with the unescaped
-    /// text in `scratch` and `i` after the closing quote. (`string()` and `JSONDocument`.)
+    /// text in `scratch` from `scratchStart` on and `i` after the closing quote. (`string()` and `JSONDocument`.)
     @inline(__always)
     mutating func scanString() throws -> Int {
         let open = i
@@ -679,7 +682,7 @@ struct JSONReader: ~Copyable {
             let c = p[i]
             if c == asciiQuote { return start }
             if c == asciiBackslash {
-                scratch.truncate(to: 0)
+                scratch.truncate(to: scratchStart)
                 scratch.append(UnsafeBufferPointer(start: p + start, count: i &- start))
                 try unescapeIntoScratch(open)
                 return -1
