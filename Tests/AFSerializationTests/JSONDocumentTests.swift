@@ -111,6 +111,14 @@ final class JSONDocumentTests: XCTestCase {
         XCTAssertTrue(large.hasRepeatedKeys)
         let distinct = try JSONDocument.parse(Array("{\(keys.dropLast().joined(separator: ","))}".utf8))
         XCTAssertFalse(distinct.hasRepeatedKeys)
+        // Long keys that share their first 7 bytes and their length are compared whole,
+        // in small objects and large ones.
+        for count in [5, 40] {
+            let long = (0..<count).map { "\"prefix_\(1000 + $0)\":\($0)" }
+            XCTAssertFalse(try JSONDocument.parse(Array("{\(long.joined(separator: ","))}".utf8)).hasRepeatedKeys, "\(count)")
+            let again = long + ["\"prefix_\(1000 + count - 1)\":0"]
+            XCTAssertTrue(try JSONDocument.parse(Array("{\(again.joined(separator: ","))}".utf8)).hasRepeatedKeys, "\(count)")
+        }
         // Nested objects do not mix their keys.
         XCTAssertFalse(try JSONDocument.parse(Array(#"{"a":{"a":{"a":1}},"b":[{"a":1},{"a":2}]}"#.utf8)).hasRepeatedKeys)
         try checkSame(Array("{\(keys.joined(separator: ","))}".utf8), "large with a repeat")

@@ -308,6 +308,8 @@ struct TapeBuilder: ~Copyable {
     var depth = 0
     /// Key nodes of the open objects, innermost last (for the repeated-key check).
     var keys: MoveStack<Int>
+    /// `print` of each key in `keys`.
+    var prints: MoveStack<UInt64>
     /// Open-addressing scratch for the repeated-key check of large objects.
     var table: [Int] = []
     /// False once `finish` handed the tape to a document.
@@ -321,6 +323,7 @@ struct TapeBuilder: ~Copyable {
         nodes = p.bindMemory(to: JSONDocument.Node.self, capacity: c)
         capacity = c
         keys = MoveStack<Int>(capacity: 64)
+        prints = MoveStack<UInt64>(capacity: 64)
     }
 
     deinit {
@@ -356,14 +359,22 @@ struct TapeBuilder: ~Copyable {
     /// The object whose key nodes are `keys[from...]` is complete: notes whether a key
     /// repeats, and drops its keys. `text`: the text buffer.
     mutating func closeObject(keysFrom start: Int, text: UnsafePointer<UInt8>) throws(AFSError) {
-        defer { keys.count = start }
+        defer {
+            keys.count = start
+            prints.count = start
+        }
         let n = keys.count &- start
         if n < 2 || repeatedKeys { return }
-        let k = keys.base + start
+        let k = keys.base + start, f = prints.base + start
+        // Keys differ where their prints differ; equal prints of keys up to 7 bytes are
+        // equal keys, longer ones are compared.
+        @inline(__always)
+        func equal(_ a: Int, _ b: Int) -> Bool {
+            f[a] == f[b] && (f[a] >> 56 <= 7 || JSONDocument.same(string(k[a], text), string(k[b], text)))
+        }
         if n <= 16 {
             for a in 1..<n {
-                let ka = string(k[a], text)
-                for b in 0..<a where JSONDocument.same(ka, string(k[b], text)) {
+                for b in 0..<a where equal(a, b) {
                     repeatedKeys = true
                     return
                 }
@@ -380,10 +391,9 @@ struct TapeBuilder: ~Copyable {
         }
         let mask = size &- 1
         for j in 0..<n {
-            let kj = string(k[j], text)
-            var s = JSONDocument.hash(kj) & mask
+            var s = Int(truncatingIfNeeded: (f[j] &* 0x9E37_79B9_7F4A_7C15) >> 32) & mask
             while table[s] >= 0 {
-                if JSONDocument.same(kj, string(k[table[s]], text)) {
+                if equal(j, table[s]) {
                     repeatedKeys = true
                     return
                 }
@@ -391,6 +401,14 @@ struct TapeBuilder: ~Copyable {
             }
             table[s] = j
         }
+    }
+
+    /// A key's length (up to 255) in the top byte and its first 7 bytes below.
+    @inline(__always)
+    static func print(_ key: UnsafePointer<UInt8>, _ length: Int) -> UInt64 {
+        var v = UInt64(Swift.min(length, 255)) << 56
+        for j in 0..<Swift.min(length, 7) { v |= UInt64(key[j]) << (8 &* UInt64(j)) }
+        return v
     }
 
     /// The text of string node `i`.
@@ -497,7 +515,9 @@ extension JSONReader {
         guard i < n && p[i] == 0x22 else {
             throw unexpected(afterComma ? "a string key after ',' (trailing commas are not allowed)" : "a string key or '}'")
         }
+        let start = scratchStart
         try b.keys.push(try tapeString(&b))
+        try b.prints.push(TapeBuilder.print(scratch.base + start, scratchStart &- 1 &- start))
         skipWhitespace()
         guard i < n && p[i] == UInt8(ascii: ":") else { throw unexpected("':' after an object key") }
         i &+= 1
