@@ -466,24 +466,11 @@ extension JSONReader {
             while frames.count > 0 {
                 let top = frames.base[frames.count &- 1]
                 b.nodes[top.valueStart].head &+= 16
-                skipWhitespace()
-                guard i < n else {
-                    throw unexpected(top.isObject ? "',' or '}' after an object member" : "',' or ']' after an array element")
-                }
-                let c = p[i]
-                if c == UInt8(ascii: ",") {
-                    i &+= 1
-                    skipWhitespace()
+                if try nextMember(inObject: top.isObject) {
                     if top.isObject { try tapeKey(&b, afterComma: true) }
                     continue outer
                 }
-                if top.isObject {
-                    guard c == UInt8(ascii: "}") else { throw unexpected("',' or '}' after an object member") }
-                    try b.closeObject(keysFrom: top.keyStart, text: scratch.base)
-                } else {
-                    guard c == UInt8(ascii: "]") else { throw unexpected("',' or ']' after an array element") }
-                }
-                i &+= 1
+                if top.isObject { try b.closeObject(keysFrom: top.keyStart, text: scratch.base) }
                 b.nodes[top.valueStart].word = UInt64(b.count)
                 frames.count &-= 1
             }

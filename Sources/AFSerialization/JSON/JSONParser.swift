@@ -338,30 +338,39 @@ struct JSONReader: ~Copyable {
                 let top = frames.base[frames.count &- 1]
                 try charge(DecodeBudget.bytesPerValue)
                 try values.push(v)
-                skipWhitespace()
-                guard i < n else {
-                    throw unexpected(top.isObject ? "',' or '}' after an object member" : "',' or ']' after an array element")
-                }
-                let c = p[i]
-                if c == UInt8(ascii: ",") {
-                    i &+= 1
-                    skipWhitespace()
+                if try nextMember(inObject: top.isObject) {
                     if top.isObject { try key(afterComma: true) }
                     continue outer
                 }
-                if top.isObject {
-                    guard c == UInt8(ascii: "}") else { throw unexpected("',' or '}' after an object member") }
-                    i &+= 1
-                    v = .dict(try closeObject(top))
-                } else {
-                    guard c == UInt8(ascii: "]") else { throw unexpected("',' or ']' after an array element") }
-                    i &+= 1
-                    v = .array(try closeArray(top))
-                }
+                v = top.isObject ? .dict(try closeObject(top)) : .array(try closeArray(top))
                 frames.count &-= 1
             }
             return v
         }
+    }
+
+    /// After a member of an open container: steps over a `,` and the whitespace after it
+    /// and returns true, or over the container's closing bracket and returns false
+    /// (`tree()`, `JSONDocument` and `JSONToPickle` alike).
+    @inline(__always)
+    mutating func nextMember(inObject isObject: Bool) throws -> Bool {
+        skipWhitespace()
+        guard i < n else {
+            throw unexpected(isObject ? "',' or '}' after an object member" : "',' or ']' after an array element")
+        }
+        let c = p[i]
+        if c == UInt8(ascii: ",") {
+            i &+= 1
+            skipWhitespace()
+            return true
+        }
+        if isObject {
+            guard c == UInt8(ascii: "}") else { throw unexpected("',' or '}' after an object member") }
+        } else {
+            guard c == UInt8(ascii: "]") else { throw unexpected("',' or ']' after an array element") }
+        }
+        i &+= 1
+        return false
     }
 
     @inline(__always)

@@ -116,25 +116,11 @@ extension JSONReader {
 
             // A value is complete: close the containers that end here.
             while let isObject = open.last {
-                skipWhitespace()
-                guard i < n else {
-                    throw unexpected(isObject ? "',' or '}' after an object member" : "',' or ']' after an array element")
-                }
-                let c = p[i]
-                if c == UInt8(ascii: ",") {
-                    i &+= 1
-                    skipWhitespace()
+                if try nextMember(inObject: isObject) {
                     if isObject { try transcodeKey(&w, &keyMemo, afterComma: true) }
                     continue outer
                 }
-                if isObject {
-                    guard c == UInt8(ascii: "}") else { throw unexpected("',' or '}' after an object member") }
-                    w.out.append(Pickle.SETITEMS)
-                } else {
-                    guard c == UInt8(ascii: "]") else { throw unexpected("',' or ']' after an array element") }
-                    w.out.append(Pickle.APPENDS)
-                }
-                i &+= 1
+                w.out.append(isObject ? Pickle.SETITEMS : Pickle.APPENDS)
                 open.removeLast()
             }
             return
