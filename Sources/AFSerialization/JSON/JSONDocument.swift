@@ -6,7 +6,9 @@
 /// the same offsets: it runs the same reader (`JSONReader`) with the same rules. The tree
 /// it stands for is `value()`, the `Value` that `JSONParser.parse` returns for the text.
 ///
-/// Node indices (`Int`) name nodes; the root is 0. A string's text is NUL-terminated in
+/// Node indices (`Int`) name nodes; the root is 0, the others come from `members(of:)` and
+/// `next(_:)` (an index that is not a node of this document is a programming error, as an
+/// array index out of range is). A string's text is NUL-terminated in
 /// the text buffer, so C can borrow it as is. A dictionary lays out its members as key
 /// node, value node, key node, … and records a flag when one of its objects repeats a key
 /// (`hasRepeatedKeys`): the tape keeps every pair as written, while the tree keeps the
