@@ -447,7 +447,7 @@ final class ValueHandle: Handle {
     func child(at i: Int) -> ValueHandle? {
         if reading, let d = doc {
             guard i >= 0 && i < d.count(node), let m = members() else { return nil }
-            return cache().member(at: i) { ValueHandle(reading: d, node: m.values[i], role: .member) }
+            return cache().member(at: i) { ValueHandle(reading: d, node: m.value(i), role: .member) }
         }
         let v = treeValue
         guard i >= 0 && i < v.count else { return nil }
@@ -474,7 +474,7 @@ final class ValueHandle: Handle {
     func key(at i: Int) -> Lent? {
         if reading, let d = doc {
             guard d.kind(node) == .dict, i >= 0 && i < d.count(node), let m = members() else { return nil }
-            return Lent(d.string(m.keys[i]))
+            return Lent(d.string(m.key(i)))
         }
         guard case .dict(let d) = treeValue, i >= 0 && i < d.count else { return nil }
         return cache().key(at: i) { CStringBox.copy(d.keys[i]) }.map(Lent.init)

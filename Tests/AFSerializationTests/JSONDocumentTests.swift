@@ -50,15 +50,15 @@ private func checkNode(_ d: JSONDocument, _ node: Int, _ v: Value, _ what: Strin
         XCTAssertEqual(text.baseAddress![text.count], 0, "\(what): no NUL after the text", file: file, line: line)
     case .array(let a):
         let m = try d.members(of: node)
-        for (i, e) in a.enumerated() { try checkNode(d, m.values[i], e, what, file: file, line: line) }
+        for (i, e) in a.enumerated() { try checkNode(d, m.value(i), e, what, file: file, line: line) }
     case .dict(let dict):
         let m = try d.members(of: node)
         for (i, (k, e)) in dict.pairs.enumerated() {
-            XCTAssertEqual(Array(d.string(m.keys[i])), Array(k.utf8), what, file: file, line: line)
+            XCTAssertEqual(Array(d.string(m.key(i))), Array(k.utf8), what, file: file, line: line)
             var key = k
             let found = key.withUTF8 { m.index(ofKey: $0) }
             XCTAssertEqual(found, i, "\(what): key \(k)", file: file, line: line)
-            try checkNode(d, m.values[i], e, what, file: file, line: line)
+            try checkNode(d, m.value(i), e, what, file: file, line: line)
         }
         var missing = "\u{1}not a key"
         XCTAssertNil(missing.withUTF8 { m.index(ofKey: $0) }, what, file: file, line: line)

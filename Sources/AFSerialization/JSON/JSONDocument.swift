@@ -168,41 +168,35 @@ public final class JSONDocument: @unchecked Sendable {
         try Members(self, node)
     }
 
-    /// Positions of a container's members: value nodes (array elements, dictionary values)
-    /// and, for a dictionary, key nodes; a dictionary of more than 16 members also gets a
-    /// hash index of its keys.
+    /// Positions of a container's members, for random access: where each member starts
+    /// (an array's element; a dictionary's key, its value in the node after it). A
+    /// dictionary of more than 16 members also gets a hash index of its keys.
     public final class Members: @unchecked Sendable {  // immutable after init
-        public let values: [Int]
-        public let keys: [Int]
+        private let starts: [Int]
+        private let isDict: Bool
         private let table: [Int]
         private let doc: JSONDocument
 
         init(_ doc: JSONDocument, _ node: Int) throws {
             self.doc = doc
             let n = doc.count(node)
-            let isDict = doc.tag(node) == .dict
-            try Memory.probe(n &* (isDict ? 48 : 8), "the member index of a container of \(n) members")
-            var v = [Int](), k = [Int]()
-            v.reserveCapacity(n)
-            if isDict { k.reserveCapacity(n) }
+            isDict = doc.tag(node) == .dict
+            try Memory.probe(n &* (isDict ? 24 : 8), "the member index of a container of \(n) members")
+            var starts = [Int]()
+            starts.reserveCapacity(n)
             var at = node &+ 1
             for _ in 0..<n {
-                if isDict {
-                    k.append(at)
-                    at &+= 1
-                }
-                v.append(at)
-                at = doc.next(at)
+                starts.append(at)
+                at = doc.next(isDict ? at &+ 1 : at)
             }
-            values = v
-            keys = k
+            self.starts = starts
             var t = [Int]()
             if isDict && n > 16 {
                 var size = 32
                 while size < 2 &* n { size &<<= 1 }
                 t = [Int](repeating: -1, count: size)
                 for j in 0..<n {
-                    var s = JSONDocument.hash(doc.string(k[j])) & (size &- 1)
+                    var s = byteHash(doc.string(starts[j])) & (size &- 1)
                     while t[s] >= 0 { s = (s &+ 1) & (size &- 1) }
                     t[s] = j
                 }
@@ -210,19 +204,25 @@ public final class JSONDocument: @unchecked Sendable {
             table = t
         }
 
-        /// The position of `key` (byte comparison); the last pair with it if repeated.
+        /// The node of member `i`: an array's element, a dictionary's value.
+        public func value(_ i: Int) -> Int { isDict ? starts[i] &+ 1 : starts[i] }
+        /// The key node of member `i` of a dictionary.
+        public func key(_ i: Int) -> Int { starts[i] }
+
+        /// The position of `key` in a dictionary (byte comparison); the last pair with it
+        /// if repeated; nil in an array.
         public func index(ofKey key: UnsafeBufferPointer<UInt8>) -> Int? {
+            guard isDict else { return nil }
+            var found: Int?
             if table.isEmpty {
-                var found: Int?
-                for j in keys.indices where JSONDocument.same(doc.string(keys[j]), key) { found = j }
+                for j in starts.indices where JSONDocument.same(doc.string(starts[j]), key) { found = j }
                 return found
             }
             let mask = table.count &- 1
-            var s = JSONDocument.hash(key) & mask
-            var found: Int?
+            var s = byteHash(key) & mask
             while table[s] >= 0 {
                 let j = table[s]
-                if JSONDocument.same(doc.string(keys[j]), key) && j > (found ?? -1) { found = j }
+                if JSONDocument.same(doc.string(starts[j]), key) && j > (found ?? -1) { found = j }
                 s = (s &+ 1) & mask
             }
             return found
@@ -232,12 +232,6 @@ public final class JSONDocument: @unchecked Sendable {
     @inline(__always)
     static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
-    }
-
-    static func hash(_ b: UnsafeBufferPointer<UInt8>) -> Int {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for c in b { h = (h ^ UInt64(c)) &* 0x100_0000_01b3 }
-        return Int(truncatingIfNeeded: h ^ (h >> 29))
     }
 
     // MARK: The tree
@@ -310,7 +304,7 @@ struct TapeBuilder: ~Copyable {
     var depth = 0
     /// Key nodes of the open objects, innermost last (for the repeated-key check).
     var keys: MoveStack<Int>
-    /// `print` of each key in `keys`.
+    /// `keyPrint` of each key in `keys`.
     var prints: MoveStack<UInt64>
     /// Open-addressing scratch for the repeated-key check of large objects.
     var table: [Int] = []
@@ -407,7 +401,7 @@ struct TapeBuilder: ~Copyable {
 
     /// A key's length (up to 255) in the top byte and its first 7 bytes below.
     @inline(__always)
-    static func print(_ key: UnsafePointer<UInt8>, _ length: Int) -> UInt64 {
+    static func keyPrint(_ key: UnsafePointer<UInt8>, _ length: Int) -> UInt64 {
         var v = UInt64(Swift.min(length, 255)) << 56
         for j in 0..<Swift.min(length, 7) { v |= UInt64(key[j]) << (8 &* UInt64(j)) }
         return v
@@ -506,7 +500,7 @@ extension JSONReader {
         }
         let start = scratchStart
         try b.keys.push(try tapeString(&b))
-        try b.prints.push(TapeBuilder.print(scratch.base + start, scratchStart &- 1 &- start))
+        try b.prints.push(TapeBuilder.keyPrint(scratch.base + start, scratchStart &- 1 &- start))
         skipWhitespace()
         guard i < n && p[i] == UInt8(ascii: ":") else { throw unexpected("':' after an object key") }
         i &+= 1

@@ -239,12 +239,25 @@ public struct ResponseSerializer: Sendable {
     ///
     /// C: `afs_response_object`.
     public func responseObject(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>) -> Outcome {
+        let (leaf, v) = decodingLeaf(statusCode, contentType, body.count)
+        return leaf.decode(v, body)
+    }
+
+    /// The serializer that decodes a response (a compound's chosen member, else this one)
+    /// and its validation of the response.
+    func decodingLeaf(_ statusCode: Int, _ contentType: String?, _ bodyCount: Int) -> (ResponseSerializer, Validation) {
         let mime = ResponseSerializer.mimeType(of: contentType)
-        if isCompound {
-            let m = members[fallbackMember(statusCode, mime, body.count)]
-            return m.decode(m.validation(statusCode, mime, body.count), body)
-        }
-        return decode(validation(statusCode, mime, body.count), body)
+        let leaf = isCompound ? members[fallbackMember(statusCode, mime, bodyCount)] : self
+        return (leaf, leaf.validation(statusCode, mime, bodyCount))
+    }
+
+    /// Whether this leaf decodes JSON as the text is, so that the result can be made
+    /// straight from the text (a `JSONDocument`, a pickle): a JSON serializer without
+    /// `removesKeysWithNullValues`, with the default decoding limit (which JSON text cannot
+    /// reach: a caller-lowered one takes the tree path, which charges it), for a body whose
+    /// content type was accepted.
+    func readsJSONAsIs(_ v: Validation) -> Bool {
+        kind == .json && !removesKeysWithNullValues && maxDecodedBytes == 0 && !v.contentTypeRefused
     }
 
     /// `responseObject(statusCode:contentType:body:)` with a JSON body kept as the parsed
@@ -255,10 +268,8 @@ public struct ResponseSerializer: Sendable {
     public func responseParameters(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>)
         -> (parameters: Parameters?, error: AFSError?)
     {
-        let mime = ResponseSerializer.mimeType(of: contentType)
-        let leaf = isCompound ? members[fallbackMember(statusCode, mime, body.count)] : self
-        let v = leaf.validation(statusCode, mime, body.count)
-        if leaf.kind == .json && !leaf.removesKeysWithNullValues && !v.contentTypeRefused && leaf.maxDecodedBytes == 0 {
+        let (leaf, v) = decodingLeaf(statusCode, contentType, body.count)
+        if leaf.readsJSONAsIs(v) {
             if body.isEmpty || (body.count == 1 && body[0] == 0x20) { return (nil, v.error) }
             let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
             let text = bom ? UnsafeBufferPointer(rebasing: body[3...]) : body

@@ -37,13 +37,9 @@ extension ResponseSerializer {
     /// from the text (`JSONToPickle`: same acceptance and errors, integers beyond int64
     /// exact); the others decode the tree and write it (`PickleWriter`).
     public func responseObjectPickle(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>) -> PickledOutcome {
-        let mime = ResponseSerializer.mimeType(of: contentType)
-        let leaf = isCompound ? members[fallbackMember(statusCode, mime, body.count)] : self
-        let v = leaf.validation(statusCode, mime, body.count)
+        let (leaf, v) = decodingLeaf(statusCode, contentType, body.count)
         let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
-        // (A caller-lowered decoding limit takes the tree path, which charges the budget; JSON
-        // text cannot reach the default limit.)
-        if leaf.kind == .json && !leaf.removesKeysWithNullValues && !bom && !v.contentTypeRefused && leaf.maxDecodedBytes == 0 {
+        if leaf.readsJSONAsIs(v) && !bom {
             if body.isEmpty || (body.count == 1 && body[0] == 0x20) { return PickledOutcome(pickle: nil, error: v.error) }
             let fragments = leaf.jsonReadingOptions.contains(.fragmentsAllowed)
             if let p = try? JSONToPickle.transcode(body, allowFragments: fragments) {

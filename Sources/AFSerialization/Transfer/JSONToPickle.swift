@@ -252,6 +252,15 @@ extension PickleWriter {
     }
 }
 
+/// FNV-1a over `b`, folded: the hash of the byte-keyed tables (`KeyMemo`, a parsed
+/// document's member index).
+@inline(__always)
+func byteHash(_ b: UnsafeBufferPointer<UInt8>) -> Int {
+    var h: UInt64 = 0xcbf2_9ce4_8422_2325
+    for c in b { h = (h ^ UInt64(c)) &* 0x100_0000_01b3 }
+    return Int(truncatingIfNeeded: h ^ (h >> 29))
+}
+
 /// The memo indices of the dictionary keys written so far, by their bytes in the input (an
 /// open-addressing table: no allocation per key, none at all for documents without
 /// objects). At most 65,536 distinct keys are remembered; later new keys are written out
@@ -266,11 +275,7 @@ struct KeyMemo {
     private var entries: [Entry] = []
 
     @inline(__always)
-    private static func hash(_ b: UnsafeBufferPointer<UInt8>) -> Int {
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
-        for c in b { h = (h ^ UInt64(c)) &* 0x100_0000_01b3 }
-        return Int(truncatingIfNeeded: h ^ (h >> 29))
-    }
+    private static func hash(_ b: UnsafeBufferPointer<UInt8>) -> Int { byteHash(b) }
 
     func find(_ b: UnsafeBufferPointer<UInt8>) -> UInt32? {
         guard !slots.isEmpty else { return nil }
