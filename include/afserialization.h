@@ -130,7 +130,19 @@ typedef enum afs_status {
     AFS_E_UNSUPPORTED = 14,           /**< e.g. rewinding a callback part that has no rewind function */
     AFS_E_NO_MEMORY = 15,             /**< allocation failed */
     AFS_E_UNACCEPTABLE_STATUS = 16,   /**< response status outside the acceptable ranges */
-    AFS_E_UNACCEPTABLE_CONTENT_TYPE = 17 /**< response MIME type not acceptable */
+    AFS_E_UNACCEPTABLE_CONTENT_TYPE = 17, /**< response MIME type not acceptable */
+    AFS_E_INVALID_XML = 18,           /**< XML that is not well-formed, or an undeclared or
+                                           unsupported encoding (line, column and offset named) */
+    AFS_E_INVALID_IMAGE = 19,         /**< a corrupt or truncated image header, or a content
+                                           type that disagrees with the image's bytes */
+    AFS_E_UNTRUSTED = 20,             /**< a security policy refused the server (the rule, the
+                                           host and the certificate names are named) */
+    AFS_E_BAD_RESPONSE = 21,          /**< malformed HTTP response framing, or a corrupt or
+                                           truncated content coding (line and offset named) */
+    AFS_E_LIMIT = 22,                 /**< a documented limit of a reader or decoder was
+                                           reached (the limit and where are named) */
+    AFS_E_INVALID_MULTIPART = 23      /**< malformed multipart framing, or a body that ends
+                                           before its closing boundary */
 } afs_status;
 
 /**

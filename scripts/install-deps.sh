@@ -2,7 +2,8 @@
 # Installs what the build, the demo and the tests need — only what is missing, so a second
 # run does nothing:
 #   1. Debian packages through apt-get (one `apt-get update` first): gcc, g++, make,
-#      pkg-config, valgrind, binutils (strip/objcopy), the libcurl headers, and python3-venv
+#      pkg-config, valgrind, binutils (strip/objcopy), the libcurl headers, the compression
+#      libraries the library links (zlib1g-dev, libzstd-dev, libbrotli-dev), and python3-venv
 #      when `python3 -m venv` cannot make a virtual environment.
 #   2. A project virtual environment, .venv/ (git-ignored; AFS_VENV overrides the place),
 #      with every Python package the tests, the demo, the benchmarks and the Python
@@ -25,6 +26,10 @@ command -v pkg-config >/dev/null 2>&1 || debs+=(pkg-config)
 command -v valgrind >/dev/null 2>&1 || debs+=(valgrind)
 command -v objcopy >/dev/null 2>&1 || debs+=(binutils)
 command -v xz >/dev/null 2>&1 || debs+=(xz-utils)
+# the compression libraries the library links (zlib, libzstd, libbrotli) and their tools
+[ -e /usr/include/zlib.h ] || debs+=(zlib1g-dev)
+[ -e /usr/include/zstd.h ] || debs+=(libzstd-dev)
+[ -e /usr/include/brotli/decode.h ] || debs+=(libbrotli-dev)
 [ -e /usr/include/curl/curl.h ] || [ -e "/usr/include/$(gcc -dumpmachine 2>/dev/null)/curl/curl.h" ] || debs+=(libcurl4-openssl-dev)
 # `python3 -m venv` needs ensurepip, which Debian ships in python3-venv (python3.X-venv).
 if [ ! -x "$venv/bin/python" ]; then

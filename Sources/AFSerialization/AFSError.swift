@@ -21,6 +21,12 @@ public enum AFSStatus: Int32, Sendable, CaseIterable {
     case noMemory = 15
     case unacceptableStatus = 16
     case unacceptableContentType = 17
+    case invalidXML = 18
+    case invalidImage = 19
+    case untrusted = 20
+    case badResponse = 21
+    case limit = 22
+    case invalidMultipart = 23
 
     /// The C enumerator's name, e.g. `"AFS_E_BAD_URL"`. C: `afs_status_name`.
     public var name: String {
@@ -43,6 +49,12 @@ public enum AFSStatus: Int32, Sendable, CaseIterable {
         case .noMemory: return "AFS_E_NO_MEMORY"
         case .unacceptableStatus: return "AFS_E_UNACCEPTABLE_STATUS"
         case .unacceptableContentType: return "AFS_E_UNACCEPTABLE_CONTENT_TYPE"
+        case .invalidXML: return "AFS_E_INVALID_XML"
+        case .invalidImage: return "AFS_E_INVALID_IMAGE"
+        case .untrusted: return "AFS_E_UNTRUSTED"
+        case .badResponse: return "AFS_E_BAD_RESPONSE"
+        case .limit: return "AFS_E_LIMIT"
+        case .invalidMultipart: return "AFS_E_INVALID_MULTIPART"
         }
     }
 }

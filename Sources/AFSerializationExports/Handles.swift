@@ -213,6 +213,12 @@ extension AFSStatus {
         case .noMemory: return AFS_E_NO_MEMORY
         case .unacceptableStatus: return AFS_E_UNACCEPTABLE_STATUS
         case .unacceptableContentType: return AFS_E_UNACCEPTABLE_CONTENT_TYPE
+        case .invalidXML: return AFS_E_INVALID_XML
+        case .invalidImage: return AFS_E_INVALID_IMAGE
+        case .untrusted: return AFS_E_UNTRUSTED
+        case .badResponse: return AFS_E_BAD_RESPONSE
+        case .limit: return AFS_E_LIMIT
+        case .invalidMultipart: return AFS_E_INVALID_MULTIPART
         }
     }
 }

@@ -14,16 +14,22 @@ EXPECTED = {
     7: "InvalidPlistError", 8: "EncodingError", 9: "QueryCallbackError", 10: "FileError",
     11: "StreamIOError", 12: "LengthMismatchError", 13: "StateError", 14: "UnsupportedError",
     15: "NoMemoryError", 16: "UnacceptableStatusError", 17: "UnacceptableContentTypeError",
+    18: "InvalidXMLError", 19: "InvalidImageError", 20: "UntrustedError",
+    21: "BadResponseError", 22: "LimitError", 23: "InvalidMultipartError",
 }
+BUILTIN = {15: MemoryError, 18: ValueError, 19: ValueError, 20: ValueError, 21: ValueError,
+           22: ValueError, 23: ValueError}
 
 
 def test_one_class_per_status():
-    assert [s.value for s in afs.Status] == list(range(18))
+    assert [s.value for s in afs.Status] == list(range(24))
     for code, name in EXPECTED.items():
         cls = errors.error_class(code)
         assert cls.__name__ == name and cls is getattr(afs, name)
         assert issubclass(cls, afs.SerializationError) and cls.status == code
         assert cls.__doc__.startswith(afs.Status(code).c_name)
+        if code in BUILTIN:
+            assert issubclass(cls, BUILTIN[code])
     assert errors.error_class(99) is afs.SerializationError
 
 

@@ -27,7 +27,8 @@ __all__ = [
     "InvalidHeaderError", "InvalidJSONError", "InvalidPlistError", "EncodingError",
     "QueryCallbackError", "FileError", "StreamIOError", "LengthMismatchError", "StateError",
     "UnsupportedError", "NoMemoryError", "UnacceptableStatusError",
-    "UnacceptableContentTypeError",
+    "UnacceptableContentTypeError", "InvalidXMLError", "InvalidImageError", "UntrustedError",
+    "BadResponseError", "LimitError", "InvalidMultipartError",
     "HandleClosedError", "UnsupportedTypeError", "ValueOutOfRangeError", "MissingFunctionError",
     "error_class",
 ]
@@ -54,6 +55,12 @@ class Status(enum.IntEnum, metaclass=QuietEnumMeta):
     NO_MEMORY = 15
     UNACCEPTABLE_STATUS = 16
     UNACCEPTABLE_CONTENT_TYPE = 17
+    INVALID_XML = 18
+    INVALID_IMAGE = 19
+    UNTRUSTED = 20
+    BAD_RESPONSE = 21
+    LIMIT = 22
+    INVALID_MULTIPART = 23
 
     @property
     def c_name(self) -> str:
@@ -101,9 +108,10 @@ def _rebuild(cls: "Type[SerializationError]", code: int, message: str,
     return error
 
 
-def _status_class(name: str, status: Status, doc: str) -> Type[SerializationError]:
-    cls = type(name, (SerializationError,), {"__doc__": doc, "status": status,
-                                             "__module__": __name__})
+def _status_class(name: str, status: Status, doc: str,
+                  builtin: Optional[type] = None) -> Type[SerializationError]:
+    bases: tuple = (SerializationError,) if builtin is None else (SerializationError, builtin)
+    cls = type(name, bases, {"__doc__": doc, "status": status, "__module__": __name__})
     return cls
 
 
@@ -153,7 +161,8 @@ UnsupportedError = _status_class(
     "UnsupportedError", Status.UNSUPPORTED,
     "AFS_E_UNSUPPORTED: e.g. rewinding over a stream part that cannot rewind.")
 NoMemoryError = _status_class(
-    "NoMemoryError", Status.NO_MEMORY, "AFS_E_NO_MEMORY: an allocation failed.")
+    "NoMemoryError", Status.NO_MEMORY,
+    "AFS_E_NO_MEMORY: an allocation failed (also a :class:`MemoryError`).", MemoryError)
 
 
 class UnacceptableStatusError(SerializationError):
@@ -181,6 +190,30 @@ class UnacceptableStatusError(SerializationError):
 UnacceptableContentTypeError = _status_class(
     "UnacceptableContentTypeError", Status.UNACCEPTABLE_CONTENT_TYPE,
     "AFS_E_UNACCEPTABLE_CONTENT_TYPE: a response MIME type that is not acceptable.")
+InvalidXMLError = _status_class(
+    "InvalidXMLError", Status.INVALID_XML,
+    "AFS_E_INVALID_XML: XML that is not well-formed, or an unsupported encoding "
+    "(line, column and byte offset named; also a :class:`ValueError`).", ValueError)
+InvalidImageError = _status_class(
+    "InvalidImageError", Status.INVALID_IMAGE,
+    "AFS_E_INVALID_IMAGE: a corrupt or truncated image header, or a content type that "
+    "disagrees with the bytes (also a :class:`ValueError`).", ValueError)
+UntrustedError = _status_class(
+    "UntrustedError", Status.UNTRUSTED,
+    "AFS_E_UNTRUSTED: a security policy refused the server; the message names the rule, "
+    "the host and the certificates (also a :class:`ValueError`).", ValueError)
+BadResponseError = _status_class(
+    "BadResponseError", Status.BAD_RESPONSE,
+    "AFS_E_BAD_RESPONSE: malformed HTTP response framing or a corrupt content coding "
+    "(line and byte offset named; also a :class:`ValueError`).", ValueError)
+LimitError = _status_class(
+    "LimitError", Status.LIMIT,
+    "AFS_E_LIMIT: a documented limit of a reader or decoder was reached; the limit and "
+    "where are named (also a :class:`ValueError`).", ValueError)
+InvalidMultipartError = _status_class(
+    "InvalidMultipartError", Status.INVALID_MULTIPART,
+    "AFS_E_INVALID_MULTIPART: malformed multipart framing, or a body that ends before its "
+    "closing boundary (also a :class:`ValueError`).", ValueError)
 
 
 class HandleClosedError(StateError, ValueError):
