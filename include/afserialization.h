@@ -1253,6 +1253,60 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
     const char *content_type, const void *data, size_t len, uint8_t **out, size_t *out_len,
     afs_error *err);
 
+/* ===================================================================================== */
+/* 11. XML: events, push parser, trees                                                   */
+/* ===================================================================================== */
+/* (issue 24 (XML): this section's declarations go here) */
+
+
+
+
+
+/* ===================================================================================== */
+/* 12. Images and the rest of the response family                                        */
+/* ===================================================================================== */
+/* (issue 24 (images, empty responses, suffixes, dates): this section's declarations go here) */
+
+
+
+
+
+/* ===================================================================================== */
+/* 13. Security policy: pinning for any TLS stack                                        */
+/* ===================================================================================== */
+/* (issue 20: this section's declarations go here) */
+
+
+
+
+
+/* ===================================================================================== */
+/* 14. Response reader: HTTP/1.1 responses off the wire                                  */
+/* ===================================================================================== */
+/* (issue 21: this section's declarations go here) */
+
+
+
+
+
+/* ===================================================================================== */
+/* 15. Body transforms: unknown length, compression, digests                             */
+/* ===================================================================================== */
+/* (issue 22: this section's declarations go here) */
+
+
+
+
+
+/* ===================================================================================== */
+/* 16. Decoders: query strings, form bodies, multipart                                   */
+/* ===================================================================================== */
+/* (issue 26: this section's declarations go here) */
+
+
+
+
+
 #ifdef __cplusplus
 }
 #endif
