@@ -86,6 +86,10 @@ python_wheel() {
     echo "wheel: $(basename "$whl")"
     case $whl in *-py3-none-manylinux_*) ;; *) echo "not a manylinux wheel: $whl"; return 1 ;; esac
     auditwheel show "$whl" || return 1
+    # every ELF file of the wheel needs at most manylinux_2_28's symbol versions
+    rm -rf "$out/wheel-elf" && mkdir -p "$out/wheel-elf" && (cd "$out/wheel-elf" && python -m zipfile -e "$whl" .) || return 1
+    find "$out/wheel-elf" -type f -exec sh -c 'head -c4 "$1" | grep -q ELF' _ {} \; -print0 |
+        xargs -0 Tests/c/check_glibc.sh || return 1
     # A fresh virtual environment with only the wheel installed; the test tools (pytest,
     # requests, werkzeug …) come from the project's environment through a .pth file placed
     # after the fresh site-packages, so nothing is fetched again.

@@ -169,3 +169,44 @@ def test_sdist_carries_the_sources_and_builds(tmp_path, library):
     assert out.returncode == 0, out.stdout + out.stderr
     (built,) = (tmp_path / "w").glob("*.whl")
     assert "-py3-none-manylinux_" in built.name
+
+
+def test_wheel_fits_manylinux_2_28(wheel, tmp_path):
+    """The wheel installs on glibc 2.28 and later (RHEL 8, Debian 10, Ubuntu 18.10 …): its
+    tag is manylinux_2_28 or older, and every ELF file in it needs at most the symbol
+    versions of that policy (Tests/c/check_glibc.sh: GLIBC_2.28, GLIBCXX_3.4.24,
+    CXXABI_1.3.11, and no library outside the policy)."""
+    m = re.fullmatch(r"manylinux_(\d+)_(\d+)_\w+", wheel.stem.split("-")[-1])
+    assert m and (int(m.group(1)), int(m.group(2))) <= (2, 28), wheel.name
+    with zipfile.ZipFile(wheel) as z:
+        elves = [n for n in z.namelist() if z.read(n)[:4] == b"\x7fELF"]
+        assert "afserialization/libafserialization.so.0" in elves
+        z.extractall(tmp_path, elves)
+    out = subprocess.run([str(REPO / "Tests" / "c" / "check_glibc.sh"),
+                          *(str(tmp_path / n) for n in elves)],
+                         capture_output=True, text=True, timeout=60)
+    print(out.stdout)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "all within manylinux_2_28" in out.stdout
+
+
+def test_building_without_swift_stops_in_one_line(tmp_path):
+    """No swift on PATH and no AFSERIALIZATION_LIBRARY: the build backend stops before
+    building, with one line saying what to install or to set (no traceback)."""
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    for tool in ("cmake", "cc", "objcopy", "strip"):
+        found = shutil.which(tool)
+        if found:
+            (bare / tool).symlink_to(found)
+    env = {k: v for k, v in os.environ.items() if k != afs.LIBRARY_ENV}
+    env.update(PATH=f"{bare}:{Path(sys.executable).parent}", PIP_NO_INDEX="1")
+    out = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation",
+                          "--disable-pip-version-check", "-w", str(tmp_path / "w"), str(BINDINGS)],
+                         capture_output=True, text=True, env=env, timeout=300)
+    assert out.returncode != 0
+    ours = [line.strip() for line in (out.stdout + out.stderr).splitlines()
+            if "afserialization build:" in line]
+    assert len(ours) == 1, out.stdout + out.stderr
+    assert "Swift 6" in ours[0] and afs.LIBRARY_ENV in ours[0]
+    assert "Traceback" not in out.stdout + out.stderr

@@ -21,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import sysconfig
+import time
 from typing import Any, Dict, Optional
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
@@ -68,27 +69,101 @@ class VersionHook(MetadataHookInterface):
         metadata["version"] = header_version(self.root)
 
 
+_tty: Any = None
+
+
 def _log(message: str) -> None:
-    print(f"afserialization build: {message}", file=sys.stderr, flush=True)
+    """A stage line: on stderr (pip shows it with -v or on failure) and, since pip hides a
+    build backend's output otherwise, on the controlling terminal when there is one."""
+    global _tty
+    line = f"afserialization build: {message}"
+    print(line, file=sys.stderr, flush=True)
+    if _tty is None:
+        _tty = False
+        if not sys.stderr.isatty():
+            try:
+                _tty = open("/dev/tty", "w")  # noqa: SIM115 - kept for the build
+            except OSError:
+                _tty = False
+    if _tty:
+        try:
+            _tty.write(line + "\n")
+            _tty.flush()
+        except OSError:
+            pass
+
+
+class BuildRefused(SystemExit):
+    """What cannot be built here, in one line and without a traceback."""
+
+    def __init__(self, message: str) -> None:
+        _log(f"error: {message}")
+        super().__init__(1)
+
+
+def check_tools() -> str:
+    """Stops the build with one line when a tool the library needs is missing; returns the
+    cmake to use."""
+    hint = f"or set {LIBRARY_ENV}=/path/to/libafserialization.so to pack a built library"
+    swift = shutil.which("swift")
+    if not swift:
+        raise BuildRefused(f"Swift 6 or later is needed to build the library (swift is not on "
+                           f"PATH; https://www.swift.org/install/linux/), {hint}")
+    try:
+        out = subprocess.run([swift, "--version"], capture_output=True, text=True, timeout=60)
+        m = re.search(r"Swift version (\d+)\.(\d+)", out.stdout + out.stderr)
+    except (OSError, subprocess.SubprocessError):
+        m = None
+    if not m:
+        raise BuildRefused(f"`{swift} --version` failed; Swift 6 or later is needed, {hint}")
+    if int(m.group(1)) < 6:
+        raise BuildRefused(f"Swift 6 or later is needed, {swift} is Swift "
+                           f"{m.group(1)}.{m.group(2)}; {hint}")
+    cmake = shutil.which("cmake")
+    if not cmake:
+        raise BuildRefused(f"cmake 3.20 or later is needed (pip install cmake), {hint}")
+    for tool in ("cc", "objcopy", "strip"):
+        if not shutil.which(tool):
+            raise BuildRefused(f"{tool} is needed (Debian: apt-get install gcc binutils), {hint}")
+    return cmake
+
+
+def _run(command: "list[str]", stage: str) -> None:
+    """Runs a build step; its output goes to stderr, and SwiftPM's progress lines
+    (``[n/m] Compiling …``) also reach the terminal as stage lines, at most one per 5 s."""
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace")
+    assert proc.stdout is not None
+    last = 0.0
+    tail: "list[str]" = []
+    for line in proc.stdout:
+        sys.stderr.write(line)
+        tail = (tail + [line.rstrip()])[-20:]
+        m = re.match(r"\[(\d+)/(\d+)\] (.*)", line.strip())
+        now = time.monotonic()
+        if m and (now - last >= 5 or m.group(1) == m.group(2)):
+            last = now
+            _log(f"{stage}: [{m.group(1)}/{m.group(2)}] {m.group(3)[:70]}")
+    if proc.wait() != 0:
+        raise BuildRefused(f"{stage} failed (exit {proc.returncode}); last lines:\n"
+                           + "\n".join(tail))
 
 
 def build_library(src: str) -> str:
     """Builds the library with the project's CMake; returns the stripped copy's path."""
-    cmake = shutil.which("cmake")
-    if not cmake:
-        raise RuntimeError("cmake is needed to build libafserialization.so (or set "
-                           f"{LIBRARY_ENV} to a built library)")
+    cmake = check_tools()
     build = os.environ.get("AFS_PYTHON_BUILD_DIR") or os.path.join(src, "build-python")
-    _log(f"building the library with CMake in {build}")
-    subprocess.run([cmake, "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
-                    "-DBUILD_TESTING=OFF", "-DAFS_BUILD_EXAMPLES=OFF"],
-                   check=True, stdout=sys.stderr)
-    subprocess.run([cmake, "--build", build, "--target", "afserialization_ship"],
-                   check=True, stdout=sys.stderr)
+    _log(f"[1/3] configuring with CMake in {build}")
+    _run([cmake, "-S", src, "-B", build, "-DCMAKE_BUILD_TYPE=Release",
+          "-DBUILD_TESTING=OFF", "-DAFS_BUILD_EXAMPLES=OFF"], "configure")
+    _log("[2/3] building libafserialization.so with SwiftPM (release; a first build takes "
+         "minutes)")
+    _run([cmake, "--build", build, "--target", "afserialization_ship"], "build")
     stripped = os.path.join(build, "lib-ship", "stripped")
     names = [n for n in os.listdir(stripped) if n.startswith(LIBRARY_NAME + ".")]
     if len(names) != 1:
-        raise RuntimeError(f"expected one library in {stripped}, found {names}")
+        raise BuildRefused(f"expected one library in {stripped}, found {names}")
+    _log("[3/3] packing the library")
     return os.path.join(stripped, names[0])
 
 
@@ -147,11 +222,11 @@ class LibraryHook(BuildHookInterface):
         library = os.environ.get(LIBRARY_ENV)
         if library:
             if not os.path.isfile(library):
-                raise FileNotFoundError(f"{LIBRARY_ENV}={library} is not a file")
+                raise BuildRefused(f"{LIBRARY_ENV}={library} is not a file")
             _log(f"packing {os.path.realpath(library)} ({LIBRARY_ENV})")
         else:
             if src is None:
-                raise FileNotFoundError(f"no library sources to build from; set {LIBRARY_ENV}")
+                raise BuildRefused(f"no library sources to build from; set {LIBRARY_ENV}")
             library = build_library(src)
             _log(f"packing {library}")
         build_data["force_include"][os.path.realpath(library)] = f"afserialization/{PACKAGED_NAME}"
