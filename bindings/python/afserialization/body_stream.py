@@ -1,18 +1,21 @@
 """The multipart body as a binary file: ``afs_body_stream`` behind ``io.RawIOBase``."""
 from __future__ import annotations
 
+import asyncio
 import io
 import os
 import socket
 from ctypes import addressof, byref, c_char, c_uint64
-from typing import Any, Callable, Optional, Tuple
+from typing import Any, Callable, Optional, Tuple, TypeVar
 
 from . import _ffi
 from ._ffi import PROGRESS_CANCEL_FN, afs_error, lib
 from ._handle import CHandle, serialized
 from .errors import HandleClosedError, SerializationError
 
-__all__ = ["BodyStream", "ProgressCallback", "DEFAULT_CHUNK_SIZE"]
+__all__ = ["BodyStream", "AsyncBodyIterator", "ProgressCallback", "DEFAULT_CHUNK_SIZE"]
+
+T = TypeVar("T")
 
 #: Read size that crosses the FFI boundary rarely enough (64 KiB); larger buffers
 #: (256 KiB and up) make the per-call cost vanish entirely.
@@ -35,7 +38,10 @@ class BodyStream(io.RawIOBase):
       ``afs_body_stream_position``, so clients rewind it on a retry or a 307/308 redirect;
     * ``len(stream)`` is the exact Content-Length;
     * :meth:`write_to` sends the rest to a file or socket with kernel copies for file parts;
-    * :meth:`set_progress` reports ``(sent, total)``.
+    * :meth:`set_progress` reports ``(sent, total)``;
+    * asyncio: ``async for chunk in stream``, :meth:`aclose`, and :meth:`aiter` (an
+      async-only iterable for ``httpx.AsyncClient(content=...)``), reading in a worker
+      thread so that file parts and throttled parts never block the event loop.
 
     The stream belongs to its :class:`~afserialization.Request` (``request.body_stream``);
     it keeps the C request alive while referenced, and closing the request closes it.
@@ -267,13 +273,86 @@ class BodyStream(io.RawIOBase):
             restore()
         return written.value
 
+    # -- asyncio --------------------------------------------------------------------------
+    # Reads run in the event loop's default executor (a thread): a file part's disk reads
+    # and a throttled part's sleeps never block the loop. The read itself releases the GIL
+    # (ctypes), so the loop keeps running while a chunk is produced.
+
+    def __aiter__(self) -> "BodyStream":
+        """``async for chunk in stream``: chunks of :data:`DEFAULT_CHUNK_SIZE` bytes from
+        the current position, each read in a worker thread (see :meth:`aiter`)."""
+        return self
+
+    async def __anext__(self) -> bytes:
+        chunk = await _in_thread(self.read, DEFAULT_CHUNK_SIZE)
+        if not chunk:
+            raise StopAsyncIteration
+        return chunk
+
+    async def aclose(self) -> None:
+        """Closes the stream from a coroutine: :meth:`close` in a worker thread (it waits
+        for a read running in another thread, so the loop does not)."""
+        await _in_thread(self.close)
+
+    def aiter(self, chunk_size: int = DEFAULT_CHUNK_SIZE) -> "AsyncBodyIterator":
+        """An async-only iterable of the body's chunks (``chunk_size`` bytes, the last one
+        shorter), each read in a worker thread. Hand it to clients that take an async
+        iterable of bytes and would take the stream itself for a sync file:
+        ``httpx.AsyncClient().post(url, content=stream.aiter(), headers=request.headers)``,
+        aiohttp's ``data=stream.aiter()``. With the request's ``Content-Length`` among the
+        headers, neither client switches to chunked transfer encoding."""
+        self._get()
+        if not isinstance(chunk_size, int) or isinstance(chunk_size, bool) or chunk_size < 1:
+            raise ValueError(f"chunk_size must be a positive int, not {chunk_size!r}")
+        return AsyncBodyIterator(self, chunk_size)
+
     def _raise_error(self, ptr: Any) -> None:
         err = afs_error()
         status = lib.raw.afs_body_stream_error(ptr, byref(err))  # raw: chain the pending
         _ffi.raise_pending(err.to_exception(status))
 
 
+# aclose is a coroutine function (its close() in a thread takes the lock itself)
+BodyStream.aclose.__afs_locked__ = True  # type: ignore[attr-defined]
 serialized(BodyStream, "_owner")  # the request's lock: see the thread rule in _handle
+
+
+class AsyncBodyIterator:
+    """``BodyStream.aiter(chunk_size)``: the body's chunks for ``async for``, read in a
+    worker thread from the stream's current position. It has no ``__iter__`` (httpx takes
+    an object that is both sync and async iterable for a sync one). :meth:`aclose` ends the
+    iteration; the stream stays open (it belongs to its request)."""
+
+    __slots__ = ("_stream", "_chunk_size", "_done")
+
+    def __init__(self, stream: BodyStream, chunk_size: int) -> None:
+        self._stream = stream
+        self._chunk_size = chunk_size
+        self._done = False
+
+    def __aiter__(self) -> "AsyncBodyIterator":
+        return self
+
+    async def __anext__(self) -> bytes:
+        if self._done:
+            raise StopAsyncIteration
+        chunk = await _in_thread(self._stream.read, self._chunk_size)
+        if not chunk:
+            self._done = True
+            raise StopAsyncIteration
+        return chunk
+
+    async def aclose(self) -> None:
+        """Ends the iteration (later ``__anext__`` calls stop at once)."""
+        self._done = True
+
+    def __repr__(self) -> str:
+        return f"<afserialization.AsyncBodyIterator chunk_size={self._chunk_size}>"
+
+
+async def _in_thread(fn: Callable[..., T], *args: Any) -> T:
+    """``fn(*args)`` in the running loop's default executor."""
+    return await asyncio.get_running_loop().run_in_executor(None, fn, *args)
 
 
 def _descriptor(target: Any) -> Tuple[int, Callable[[], None]]:
