@@ -60,7 +60,7 @@ def test_query_string_matches_urlencode_quoting_for_flat_strings():
 
 
 def test_library_version_and_path():
-    assert re.fullmatch(r"\d+\.\d+\.\d+", afs.library_version())
+    assert re.fullmatch(r"\d+\.\d+\.\d+", afs.library_version)
     assert afs.library_path.endswith(".so") or ".so." in afs.library_path
     assert afs.LIBRARY_ENV == "AFSERIALIZATION_LIBRARY"
 
@@ -69,3 +69,35 @@ def test_status_names_match_the_library():
     for status in afs.Status:
         assert _ffi.lib.afs_status_name(status).decode() == status.c_name
     assert _ffi.lib.afs_status_name(999).decode() == "AFS_E_UNKNOWN"
+
+
+def test_library_version_is_an_attribute_like_library_path():
+    assert isinstance(afs.library_version, str) and isinstance(afs.library_path, str)
+    assert afs.library_version == afs.__version__
+    with pytest.warns(DeprecationWarning, match="attribute"):
+        assert afs.library_version() == afs.__version__  # the earlier function, still works
+
+
+def test_dir_lists_the_api_only():
+    names = dir(afs)
+    assert "annotations" not in names
+    assert set(afs.__all__) <= set(names)
+
+
+def test_no_memory_error_is_a_memory_error():
+    assert issubclass(afs.NoMemoryError, MemoryError)
+
+
+def test_append_stream_refuses_text_at_append(tmp_path):
+    import io
+    path = tmp_path / "t.txt"
+    path.write_text("hello")
+    form = afs.HTTPRequestSerializer().multipart_form("POST", "http://h/", None)
+    with open(path) as text, form:
+        for source in (text, io.StringIO("hello"), ["a", "b"]):
+            with pytest.raises(TypeError, match="str|text"):
+                form.append_stream(source, 5, "f", "t.txt", "text/plain")
+        with open(path, "rb") as binary:
+            form.append_stream(binary, 5, "f", "t.txt", "text/plain")  # accepted
+            with form.finish() as request:
+                assert b"hello" in request.body_stream.read()

@@ -27,7 +27,7 @@ def decoder(request, monkeypatch):
     """Runs a JSON test with each way of building the Python objects (module docstring of
     afserialization.response): the json module after the library accepted the body, and the
     walk over the library's tree."""
-    monkeypatch.setattr(response, "_JSON_VIA_PYTHON", request.param == "json-module")
+    monkeypatch.setattr(response, "_DECODE_AS_PICKLE", request.param == "json-module")
     return request.param
 
 
@@ -500,7 +500,7 @@ def test_decoded_values_are_freed_in_every_path():
             with pytest.raises(afs.InvalidJSONError):
                 rs.response_object(200, "application/json", body[:-1])
     for flag in (True, False):
-        response._JSON_VIA_PYTHON = flag
+        response._DECODE_AS_PICKLE = flag
         try:
             run(50)
             gc.collect()
@@ -509,7 +509,7 @@ def test_decoded_values_are_freed_in_every_path():
             gc.collect()
             grown = rss_kib() - before
         finally:
-            response._JSON_VIA_PYTHON = True
+            response._DECODE_AS_PICKLE = True
         # 900 decodes of a 17 kB document (~1200 C nodes each): a leak would add ~100 MB
         assert grown < 16 * 1024, f"resident memory grew {grown} KiB (json module: {flag})"
 
@@ -574,7 +574,7 @@ def test_json_test_suite_both_decoders_agree(monkeypatch):
             body = path.read_bytes()
             outcomes = []
             for flag in (True, False):
-                monkeypatch.setattr(response, "_JSON_VIA_PYTHON", flag)
+                monkeypatch.setattr(response, "_DECODE_AS_PICKLE", flag)
                 try:
                     outcomes.append(("ok", rs.response_object(200, "application/json", body)))
                 except afs.SerializationError as e:
@@ -618,7 +618,7 @@ def test_random_documents_both_decoders_agree(monkeypatch):
                               indent=rng.choice([None, 1])).encode()
             results = []
             for flag in (True, False):
-                monkeypatch.setattr(response, "_JSON_VIA_PYTHON", flag)
+                monkeypatch.setattr(response, "_DECODE_AS_PICKLE", flag)
                 results.append(rs.response_object(200, "application/json", body))
             assert same(results[0], results[1]), body[:200]
 

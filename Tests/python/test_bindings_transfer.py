@@ -161,7 +161,7 @@ def test_append_field_none_names_the_parameter():
 
 @pytest.mark.parametrize("transport", [True, False])
 def test_deep_and_cyclic_parameters_put_the_cause_first(monkeypatch, transport):
-    monkeypatch.setattr(values, "_JSON_TRANSPORT", transport)
+    monkeypatch.setattr(values, "_PARAMS_AS_PICKLE", transport)
     deep = {}
     node = deep
     for _ in range(600):
@@ -197,10 +197,10 @@ def test_query_string_none_is_empty_as_documented():
 
 
 def test_cli_options_after_items_and_json_item_errors(capsysbinary):
-    assert main(["POST", "http://h/", "a:=1", "--json"]) == 0
+    assert main(["POST", "http://h/", "a:=1", "--json", "-I"]) == 0
     out, _ = capsysbinary.readouterr()
     assert out.endswith(b'{"a":1}')
-    assert main(["POST", "http://h/", "n:=[1,"]) == 1
+    assert main(["-I", "POST", "http://h/", "n:=[1,"]) == 1
     _, err = capsysbinary.readouterr()
     assert b"item 'n:=[1,'" in err
 
@@ -221,7 +221,7 @@ def test_cli_exits_quietly_on_a_broken_pipe(tmp_path):
     big.write_bytes(b"x" * (4 << 20))
     env = {"PYTHONPATH": str(REPO / "bindings" / "python"),
            "AFSERIALIZATION_LIBRARY": _ffi.library_path}
-    p = subprocess.Popen([sys.executable, "-m", "afserialization", "POST", "http://h/",
+    p = subprocess.Popen([sys.executable, "-m", "afserialization", "-I", "-f", "POST", "http://h/",
                           f"f@{big}"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     p.stdout.read(10)
     p.stdout.close()

@@ -13,7 +13,7 @@ from afserialization import values
 @pytest.fixture(params=["json", "nodes"])
 def transport(request, monkeypatch):
     """Runs a test with each transport: JSON text parsed by the library, and node by node."""
-    monkeypatch.setattr(values, "_JSON_TRANSPORT", request.param == "json")
+    monkeypatch.setattr(values, "_PARAMS_AS_PICKLE", request.param == "json")
     return request.param
 
 
@@ -91,9 +91,9 @@ def test_both_transports_agree_on_a_rich_tree(monkeypatch):
     tree = {"name": "Zoë / ☃", "n": [1, -2, 3.25, 1e-7, 123456789012345.0, True, None],
             "nested": {"deep": {"deeper": ["x", {"y": "z"}]}, "empty": {}, "list": []},
             "ints": list(range(-3, 3)), "big": (1 << 62), "t": ("a", "b")}
-    monkeypatch.setattr(values, "_JSON_TRANSPORT", False)
+    monkeypatch.setattr(values, "_PARAMS_AS_PICKLE", False)
     by_nodes = qs(tree)
-    monkeypatch.setattr(values, "_JSON_TRANSPORT", True)
+    monkeypatch.setattr(values, "_PARAMS_AS_PICKLE", True)
     assert qs(tree) == by_nodes
 
 

@@ -28,7 +28,7 @@ variable ``AFSERIALIZATION_LIBRARY`` (a path) overrides it when the package is i
 from __future__ import annotations
 
 from ._ffi import LIBRARY_ENV, library_path
-from .body_stream import DEFAULT_CHUNK_SIZE, BodyStream, ProgressCallback
+from .body_stream import DEFAULT_CHUNK_SIZE, AsyncBodyIterator, BodyStream, ProgressCallback
 from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
                      InvalidArgumentError, InvalidHeaderError, InvalidJSONError,
                      InvalidMethodError, InvalidPlistError, InvalidUTF8Error,
@@ -36,7 +36,9 @@ from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
                      QueryCallbackError, SerializationError, StateError, Status, StreamIOError,
                      UnacceptableContentTypeError, UnacceptableStatusError, UnsupportedError,
                      UnsupportedTypeError, ValueOutOfRangeError)
-from .helpers import library_version, percent_escape, query_string, resolve_url
+from .helpers import VersionString as _VersionString
+from .helpers import library_version as _library_version
+from .helpers import percent_escape, query_string, resolve_url
 from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
                         MultipartForm)
 from .request import MultipartRequest, Request, RequestHeaders
@@ -47,14 +49,17 @@ from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequ
                           SerializerHeaders, SpaceStyle, StringEncoding)
 from .values import Value, ValueKind
 
+#: The loaded library's version, "MAJOR.MINOR.PATCH" (an attribute, like ``library_path``;
+#: calling it, as the earlier function, still works with a DeprecationWarning).
+library_version: str = _VersionString(_library_version())
 #: The version of the loaded library (written once, in include/afserialization.h).
-__version__ = library_version()
+__version__ = str(library_version)
 
 __all__ = [
     # serializers and what they make
     "HTTPRequestSerializer", "JSONRequestSerializer", "PropertyListRequestSerializer",
     "SerializerHeaders", "Request", "MultipartRequest", "RequestHeaders", "MultipartForm",
-    "BodyStream",
+    "BodyStream", "AsyncBodyIterator",
     "Value", "ValueKind",
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
@@ -74,3 +79,7 @@ __all__ = [
     "UnacceptableContentTypeError", "HandleClosedError", "UnsupportedTypeError",
     "ValueOutOfRangeError", "MissingFunctionError",
 ]
+
+# `from __future__ import annotations` binds the name `annotations`; dir(afserialization)
+# lists the package's API only.
+del annotations

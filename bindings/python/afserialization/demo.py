@@ -332,7 +332,7 @@ def main(argv: Optional[List[str]] = None) -> int:
               file=sys.stderr)
         return 2
     from . import library_version
-    print(f"AFSerialization {library_version()} — library {_ffi.library_path}")
+    print(f"AFSerialization {library_version} — library {_ffi.library_path}")
     server = None if args.url else DemoServer()
     if server is not None:
         server.__enter__()

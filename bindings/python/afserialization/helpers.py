@@ -1,6 +1,7 @@
 """Stateless helpers: AFPercentEscapedStringFromString and AFQueryStringFromParameters."""
 from __future__ import annotations
 
+import warnings
 from typing import Union
 
 from ._ffi import lib
@@ -48,8 +49,24 @@ def query_string(params: Params) -> str:
 
 
 def library_version() -> str:
-    """The loaded library's version, ``"MAJOR.MINOR.PATCH"`` (``afs_version``)."""
+    """The loaded library's version, ``"MAJOR.MINOR.PATCH"`` (``afs_version``). The
+    package exposes it as the attribute ``afserialization.library_version``, beside
+    ``afserialization.library_path``."""
     return lib.afs_version().decode("utf-8", "replace")
+
+
+class VersionString(str):
+    """``afserialization.library_version``: the library's version as a string attribute,
+    like ``library_path``. It was a function before; calling it still returns the
+    version, with a DeprecationWarning."""
+
+    __slots__ = ()
+
+    def __call__(self) -> str:
+        warnings.warn("afserialization.library_version is a string attribute (like "
+                      "library_path); calling it is deprecated", DeprecationWarning,
+                      stacklevel=2)
+        return str(self)
 
 
 def resolve_url(base: str, reference: str) -> str:

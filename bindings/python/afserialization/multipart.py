@@ -188,6 +188,15 @@ _ids = itertools.count(1)
 _sources: Dict[int, "_PartSource"] = {}
 
 
+def _is_text_stream(source: Any) -> bool:
+    """A text-mode file object (``open(path)``, ``io.StringIO``, ``sys.stdin``): it yields
+    str, which the body cannot carry."""
+    if isinstance(source, io.TextIOBase):
+        return True
+    mode = getattr(source, "mode", None)
+    return isinstance(mode, str) and hasattr(source, "encoding") and "b" not in mode
+
+
 class _PartSource:
     """Adapts a file object or an iterable of bytes to ``afs_read_fn``/``afs_rewind_fn``."""
 
@@ -197,6 +206,13 @@ class _PartSource:
         self.can_rewind = False
         self._chunk = b""
         self._offset = 0
+        if _is_text_stream(source):
+            raise TypeError(f"append_stream() takes a binary file object, not the text "
+                            f"stream {type(source).__name__} (open the file with 'rb', or "
+                            f"encode the text and use append_data())")
+        if isinstance(source, (list, tuple)) and any(isinstance(c, str) for c in source):
+            raise TypeError("append_stream() takes an iterable of bytes, not of str (encode "
+                            "the chunks)")
         if hasattr(source, "readinto"):
             self.mode = "readinto"
         elif hasattr(source, "read"):

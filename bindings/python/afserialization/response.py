@@ -87,10 +87,10 @@ _INT64_MAX = (1 << 63) - 1
 
 _HTTP, _JSON, _PLIST = 0, 1, 2
 
-#: Whether responses are decoded in one call into one pickle (see the module docstring; the
-#: name is historical). Tests switch it off to compare with the node-by-node walk of the
-#: library's tree (``afs_response_object`` and the ``afs_value_*`` accessors).
-_JSON_VIA_PYTHON = True
+#: Whether a response is decoded in one call into one pickle (``afs_response_pickle``);
+#: off, the library's tree is walked node by node (``afs_response_object`` and the
+#: ``afs_value_*`` accessors). Tests switch it off to compare the two.
+_DECODE_AS_PICKLE = True
 
 
 class JSONReadingOptions(enum.IntFlag, metaclass=QuietEnumMeta):
@@ -413,7 +413,7 @@ class HTTPResponseSerializer(HandleOwner):
         else:
             buf, n, _ = _body_arg(data)
         document = None
-        if _JSON_VIA_PYTHON:
+        if _DECODE_AS_PICKLE:
             err, eref, address, aref, length, lref = _scratch()
             status = _response_pickle(self._h.get(), code, ct, buf, n, aref, lref, eref)
             if status:

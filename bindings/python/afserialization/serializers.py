@@ -552,7 +552,7 @@ class HTTPRequestSerializer(HandleOwner):
         if m is None:
             m = cstr(method, "method", InvalidMethodError)
         u = _url_bytes(url)
-        if _values._JSON_TRANSPORT and not isinstance(params, Value):
+        if _values._PARAMS_AS_PICKLE and not isinstance(params, Value):
             # One crossing: the parameters as one pickle in, the request's snapshot out.
             data = b"" if params is None else _transfer.dumps(params)
             if data is not None:

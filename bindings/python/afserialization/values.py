@@ -226,7 +226,7 @@ def _with_path(e: SerializationError, keys: List[Any]) -> SerializationError:
 
 def _build_root(obj: Params) -> Any:
     """An owned ``afs_value *`` for ``obj`` (raises on anything unrepresentable)."""
-    if _JSON_TRANSPORT:
+    if _PARAMS_AS_PICKLE:
         data = _transfer.dumps(obj)
         if data is not None:
             try:
@@ -353,10 +353,12 @@ def _push_path(e: SerializationError, key: Any) -> None:
     keys.append(key)
 
 
-#: Whether trees travel as one pickle (see the module docstring; the name is historical:
-#: they once travelled as JSON text). The tests turn it off to check that both paths build
-#: the same C tree.
-_JSON_TRANSPORT: bool = True
+#: Whether parameters cross into the library as one pickle (``afs_value_from_pickle``,
+#: ``afs_serializer_request_pickle``); off, they are built node by node with the
+#: ``afs_value_*`` constructors. The tests turn it off to check that both paths build the
+#: same C tree; the node-by-node path also words the error of a parameter the pickle
+#: reader refuses with its path (``params['a'][1]``).
+_PARAMS_AS_PICKLE: bool = True
 #: Whether :meth:`Value.to_python` reads one pickle (else it walks the tree node by node).
 _PICKLE_OUT: bool = True
 
