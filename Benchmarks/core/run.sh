@@ -16,6 +16,7 @@ here="$root/Benchmarks/core"
 baseline=
 if [ "${1:-}" = --baseline ]; then baseline=$(cd "$2" && pwd); fi
 "$root/scripts/install-deps.sh"
+. "$root/scripts/env.sh"   # the project's python3 (with requests-toolbelt, orjson …) and cmake
 missing=
 for p in libsimdjson-dev libcjson-dev libjansson-dev libcurl4-openssl-dev; do
     dpkg -s "$p" >/dev/null 2>&1 || missing="$missing $p"

@@ -6,5 +6,6 @@
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 "$root/scripts/install-deps.sh"
+. "$root/scripts/env.sh"   # the project's python3 (with requests-toolbelt, orjson …) and cmake
 lib=$("$root/scripts/build-library.sh" "$root/build/lib" 2>/dev/null)
 exec python3 "$root/Benchmarks/multipart/run.py" --lib "$lib" "$@"

@@ -213,14 +213,14 @@ def main(argv: Optional[List[str]] = None) -> int:
                          "urlencode"))
     rows.append(("urllib.parse.urlencode(10,000 string pairs)", f"{ref * 1e3:.2f} ms", "", "",
                  ""))
-    transport = "JSON text, one FFI call" if afs.values._JSON_TRANSPORT else \
+    transport = "JSON text, one FFI call" if afs.values._PARAMS_AS_PICKLE else \
         "node by node (the library's JSON reader is a stand-in)"
     notes.append(f"parameters cross into the library as: {transport}")
 
     header = ("case", "time", "throughput", "vs read(2)", "target")
     widths = [max(len(r[i]) for r in rows + [header]) for i in range(5)]
     title = (f"AFSerialization Python benchmark: {args.size_mib} MiB file part, best of "
-             f"{args.repeat}; library {afs.library_version()} at {_ffi.library_path}")
+             f"{args.repeat}; library {afs.library_version} at {_ffi.library_path}")
     print(title)
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     print("  ".join("-" * w for w in widths))

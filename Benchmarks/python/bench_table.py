@@ -255,7 +255,7 @@ def main(argv: Optional[List[str]] = None) -> int:
 
     widths = [max(len(r[i]) for r in table + [header]) for i in range(len(header))]
     print(f"AFSerialization Python bindings against the standard library: best of "
-          f"{args.repeat} x {args.loops} calls, thread CPU time; library {afs.library_version()} at "
+          f"{args.repeat} x {args.loops} calls, thread CPU time; library {afs.library_version} at "
           f"{_ffi.library_path}; Python {sys.version.split()[0]}")
     print("  ".join(h.ljust(w) for h, w in zip(header, widths)).rstrip())
     print("  ".join("-" * w for w in widths))

@@ -7,7 +7,8 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 here="$root/Benchmarks/response"
 runs=${1:-7}
-python3 -c "import orjson" >/dev/null 2>&1 || python3 -m pip install -q orjson >&2 || echo "run.sh: orjson could not be installed; its row is left out" >&2
+"$root/scripts/install-deps.sh"   # orjson among the rest, into the project's environment
+. "$root/scripts/env.sh"
 lib=$("$root/scripts/build-library.sh" "$root/build/lib" 2>/dev/null)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
