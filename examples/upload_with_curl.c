@@ -46,6 +46,22 @@ static int seek_body(void *userdata, curl_off_t offset, int origin) {
     return CURL_SEEKFUNC_OK;
 }
 
+/* The request head as libcurl sent it, on stderr, "> " before each line (the demo shows
+ * it; a redirect shows a second one). */
+static int show_head(CURL *handle, curl_infotype type, char *data, size_t size, void *userp) {
+    (void)handle;
+    (void)userp;
+    if (type != CURLINFO_HEADER_OUT) return 0;
+    size_t start = 0;
+    for (size_t i = 0; i < size; i++) {
+        if (data[i] != '\n') continue;
+        size_t end = i > start && data[i - 1] == '\r' ? i - 1 : i;
+        if (end > start) fprintf(stderr, "> %.*s\n", (int)(end - start), data + start);
+        start = i + 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 3) {
         fprintf(stderr, "usage: %s URL FILE [field=value ...]\n", argv[0]);
@@ -109,6 +125,8 @@ int main(int argc, char **argv) {
     curl_easy_setopt(curl, CURLOPT_FOLLOWLOCATION, 1L);
     curl_easy_setopt(curl, CURLOPT_MAXREDIRS, 5L);
     curl_easy_setopt(curl, CURLOPT_TIMEOUT, (long)afs_request_timeout_interval(req));
+    curl_easy_setopt(curl, CURLOPT_DEBUGFUNCTION, show_head);
+    curl_easy_setopt(curl, CURLOPT_VERBOSE, 1L); /* only show_head sees it */
     CURLcode rc = curl_easy_perform(curl);
     if (rc != CURLE_OK) {
         fprintf(stderr, "upload_with_curl: %s\n", curl_easy_strerror(rc));

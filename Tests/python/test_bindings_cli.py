@@ -161,3 +161,8 @@ def test_demo_runs_end_to_end():
                                                   "/usr/include/x86_64-linux-gnu/curl/curl.h"))
     uploads = 2 if c_example and curl_headers else 1  # from C with libcurl, from Python
     assert text.count("the server received the 8 MiB file intact (SHA-256") == uploads, text
+    last = text.strip().splitlines()[-1]
+    assert last.startswith("verdict: GET query: ok; form POST: ok; JSON POST: ok; plist PUT: ok")
+    assert last.endswith(f"{4 + uploads}/{4 + uploads} checks passed") and "FAILED" not in last
+    if uploads == 2:
+        assert "the request head libcurl sent" in text and "    POST /upload HTTP/1.1" in text

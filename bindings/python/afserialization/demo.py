@@ -28,7 +28,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from . import (HTTPRequestSerializer, JSONRequestSerializer, PropertyListRequestSerializer,
                Request, _ffi)
@@ -120,6 +120,23 @@ class DemoServer:
 # Output helpers
 
 
+#: (check, passed) in the order they ran: the demo's last line gives the verdict of each.
+CHECKS: List[Tuple[str, bool]] = []
+
+
+def record(name: str, ok: bool) -> bool:
+    CHECKS.append((name, ok))
+    return ok
+
+
+def verdict() -> str:
+    """The last line: every check with its result, then the count."""
+    failed = [name for name, ok in CHECKS if not ok]
+    parts = "; ".join(f"{name}: {'ok' if ok else 'FAILED'}" for name, ok in CHECKS)
+    total = f"{len(CHECKS) - len(failed)}/{len(CHECKS)} checks passed"
+    return f"verdict: {parts} — {total}" if CHECKS else "verdict: no check ran"
+
+
 def heading(text: str) -> None:
     print(f"\n\033[1m== {text}\033[0m" if sys.stdout.isatty() else f"\n== {text}")
 
@@ -183,21 +200,27 @@ def plain_requests(base: str) -> None:
     import requests
     http = HTTPRequestSerializer()
     http.headers["X-Demo"] = "afserialization"
+    sent_form = {"name": "Zoë", "filters": {"min": 1, "max": 9}}
+    sent_json = {"name": "Zoë", "admin": False, "ids": [1, 2], "url": "http://x/y"}
+    sent_plist = {"title": "notes", "count": 3, "ratio": 0.5}
     cases = [
-        ("GET with a query string (AFHTTPRequestSerializer)",
+        ("GET with a query string (AFHTTPRequestSerializer)", "GET query",
          http.request("GET", base + "/search", {"q": "swift & python", "page": 2,
-                                                "tags": ["a b", "c"], "exact": True})),
-        ("POST with a form body (AFHTTPRequestSerializer)",
-         http.request("POST", base + "/form", {"name": "Zoë", "filters": {"min": 1, "max": 9}})),
-        ("POST with a JSON body (AFJSONRequestSerializer)",
-         JSONRequestSerializer().request("POST", base + "/json",
-                                         {"name": "Zoë", "admin": False, "ids": [1, 2],
-                                          "url": "http://x/y"})),
-        ("PUT with a property-list body (AFPropertyListRequestSerializer, XML)",
-         PropertyListRequestSerializer().request("PUT", base + "/plist",
-                                                 {"title": "notes", "count": 3, "ratio": 0.5})),
+                                                "tags": ["a b", "c"], "exact": True}),
+         lambda p: p.get("query", {}).get("q") == ["swift & python"]
+         and p["query"].get("tags[]") == ["a b", "c"]),
+        ("POST with a form body (AFHTTPRequestSerializer)", "form POST",
+         http.request("POST", base + "/form", sent_form),
+         lambda p: p.get("form", {}).get("name") == ["Zoë"]
+         and p["form"].get("filters[max]") == ["9"]),
+        ("POST with a JSON body (AFJSONRequestSerializer)", "JSON POST",
+         JSONRequestSerializer().request("POST", base + "/json", sent_json),
+         lambda p: p.get("json") == sent_json),
+        ("PUT with a property-list body (AFPropertyListRequestSerializer, XML)", "plist PUT",
+         PropertyListRequestSerializer().request("PUT", base + "/plist", sent_plist),
+         lambda p: p.get("plist") == sent_plist),
     ]
-    for title, request in cases:
+    for title, name, request, check in cases:
         with request:
             heading(title)
             body = request.body
@@ -205,7 +228,10 @@ def plain_requests(base: str) -> None:
             response = requests.request(request.method, request.url, data=body,
                                         headers=request.headers, timeout=30)
             response.raise_for_status()
-            show_parsed(response.json())
+            parsed = response.json()
+            show_parsed(parsed)
+            ok = record(name, check(parsed))
+            print(f"  check: the server parsed what was sent: {'yes' if ok else 'NO'}")
 
 
 def make_file(path: Path, size: int) -> str:
@@ -221,13 +247,11 @@ def make_file(path: Path, size: int) -> str:
     return digest.hexdigest()
 
 
-def check_upload(parsed: Dict[str, Any], size: int, digest: str) -> None:
+def check_upload(name: str, parsed: Dict[str, Any], size: int, digest: str) -> None:
     files = parsed.get("files", [])
-    ok = any(f["size"] == size and f["sha256"] == digest for f in files)
+    ok = record(name, any(f["size"] == size and f["sha256"] == digest for f in files))
     print(f"  check: the server received the {size / MIB:.0f} MiB file intact "
           f"(SHA-256 {digest[:16]}...): {'yes' if ok else 'NO'}")
-    if not ok:
-        raise SystemExit("the upload did not arrive intact")
 
 
 def python_upload(base: str, path: Path, size: int, digest: str) -> None:
@@ -259,7 +283,7 @@ def python_upload(base: str, path: Path, size: int, digest: str) -> None:
             response.raise_for_status()
     parsed = response.json()
     show_parsed(parsed)
-    check_upload(parsed, size, digest)
+    check_upload("Python upload", parsed, size, digest)
 
 
 def curl_program(work: Path) -> Optional[List[str]]:
@@ -299,10 +323,18 @@ def c_upload(base: str, path: Path, size: int, digest: str, work: Path) -> None:
     print(f"  run: {' '.join(command)}")
     result = subprocess.run(command, capture_output=True, text=True, timeout=300)
     output = result.stdout.strip()
-    if result.stderr.strip():
-        print("  stderr: " + result.stderr.strip().replace("\n", "\n          ")[:2000])
+    head = [line[2:] for line in result.stderr.splitlines() if line.startswith("> ")]
+    rest = [line for line in result.stderr.splitlines() if not line.startswith("> ")]
+    if head:
+        print("  the request head libcurl sent (headers from the library, body pulled through "
+              "afs_body_stream_read):")
+        print("\n".join("    " + line for line in head))
+    if rest:
+        print("  stderr: " + "\n          ".join(rest)[:2000])
     if result.returncode != 0:
-        raise SystemExit(f"upload_with_curl failed with status {result.returncode}")
+        record("C upload", False)
+        print(f"  upload_with_curl failed with status {result.returncode}")
+        return
     parsed = None
     start = output.find("{")
     if start >= 0:
@@ -314,8 +346,9 @@ def c_upload(base: str, path: Path, size: int, digest: str, work: Path) -> None:
         print("  output: " + output[:start].strip().replace("\n", "\n          "))
     if parsed is not None:
         show_parsed(parsed)
-        check_upload(parsed, size, digest)
+        check_upload("C upload", parsed, size, digest)
     else:
+        record("C upload", False)
         print("  output: " + output[:2000])
 
 
@@ -352,7 +385,8 @@ def main(argv: Optional[List[str]] = None) -> int:
         if server is not None:
             server.__exit__(None, None, None)
             print("\nlocal server stopped")
-    return 0
+        print(verdict())
+    return 0 if CHECKS and all(ok for _, ok in CHECKS) else 1
 
 
 if __name__ == "__main__":
