@@ -369,9 +369,11 @@ def build_request(args: argparse.Namespace) -> Built:
         request = Request(method, url, headers)
         if json_mode and (raw is not None or args.json):
             request.headers["Content-Type"] = "application/json"
-        elif form and not args.multipart and (raw is not None or method not in ("GET", "HEAD")):
+        elif form and not args.multipart:
             request.headers["Content-Type"] = "application/x-www-form-urlencoded"
-        body = raw if raw is not None else (b"" if method not in ("GET", "HEAD") else None)
+        # HTTPie (requests) sends Content-Length: 0 without a body, except for these
+        body = raw if raw is not None else (
+            b"" if method not in ("GET", "HEAD", "OPTIONS") else None)
         if body is not None:
             request.headers["Content-Length"] = str(len(body))
         built = Built(request, body)
