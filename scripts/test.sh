@@ -2,12 +2,15 @@
 # Runs every test, after installing what is missing (scripts/install-deps.sh: apt packages
 # and the project's virtual environment .venv/):
 #   1. C programs through ctest: the ABI per area, each also under valgrind; the header as
-#      C99 and C++; exported symbols; the installed tree (find_package, pkg-config with rpath
-#      and LD_LIBRARY_PATH, stripped 0755 library with a separate debug file)
+#      C99 and C++; exported symbols; glibc symbol versions within manylinux_2_28; the
+#      installed tree (find_package, pkg-config with rpath and LD_LIBRARY_PATH, stripped
+#      0755 library with a separate debug file)
 #   2. fault injection (also under valgrind) and the bad-input matrix
 #      (docs/bad-input-matrix.md must match what the library answers)
-#   3. Python: `pip wheel ./bindings/python` (the library built by CMake, a manylinux tag),
-#      the wheel installed into a fresh virtual environment, and Tests/python run against it
+#   3. Python: `pip wheel ./bindings/python` (the library built by CMake, a manylinux_2_28
+#      or older tag, every ELF file in it checked by Tests/c/check_glibc.sh), the wheel
+#      installed into a fresh virtual environment, and Tests/python run against it (with
+#      the HTTPie comparison of the CLI, asyncio uploads, and the README's commands)
 #   4. sanitizers (scripts/sanitize.sh): the C tests and the whole Swift XCTest suite under
 #      ASan (+UBSan for C) and TSan, with canaries proving each sanitizer live
 #   5. fuzzing: seeds, coverage corpora and regression inputs replayed through the targets,

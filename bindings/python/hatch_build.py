@@ -5,11 +5,16 @@
 * ``LibraryHook`` (wheel): packs ``afserialization/libafserialization.so.0``. With
   ``$AFSERIALIZATION_LIBRARY`` set, that file; otherwise the project's CMake builds the
   library (SwiftPM underneath; ``BUILD_TESTING`` and the examples off) into
-  ``<sources>/build-python`` and the stripped copy it makes for installing is packed. The
+  ``<sources>/build-python`` and the stripped copy it makes for installing is packed.
+  Before building it checks for Swift 6, cmake and a C toolchain and stops with one line
+  (no traceback) saying what to install or to set ``AFSERIALIZATION_LIBRARY``; while the
+  library builds it prints stage lines on the terminal (pip hides a backend's output). The
   wheel's tag is ``py3-none-<platform>``: the bindings are ctypes only, so any Python 3
   runs them; the platform is ``manylinux_<glibc>_<arch>`` computed from the library's ELF
   file (the highest ``GLIBC_x.y`` symbol version it needs, and only libraries the manylinux
-  policies allow), else ``linux_<arch>``.
+  policies allow), else ``linux_<arch>``: ``manylinux_2_27`` for the library
+  ``scripts/build-library.sh`` makes (old glibc symbol versions, compression libraries
+  linked in; see docs/DESIGN.md), so nothing needs bundling.
 
 The library's sources are ``../..`` in a checkout and ``native/`` in the sdist.
 """
