@@ -95,6 +95,10 @@ REAL(open) REAL(open64) REAL(openat) REAL(openat64) REAL(read) REAL(pread) REAL(
 REAL(fstat) REAL(write) REAL(writev) REAL(copy_file_range) REAL(sendfile) REAL(sendfile64)
 REAL(close) REAL(rename)
 #undef REAL
+/* The shipped library calls fstat as __fxstat (Sources/CAFSerialization/glibc_compat.c binds
+ * it to glibc 2.2.5's name, which glibc 2.33 and later still export), so both are caught. */
+int __fxstat(int ver, int fd, struct stat *st);
+static int (*real___fxstat)(int, int, struct stat *);
 
 static void resolve(void) {
     static int done;
@@ -102,7 +106,7 @@ static void resolve(void) {
 #define LOAD(name) real_##name = (__typeof__(real_##name))dlsym(RTLD_NEXT, #name)
     LOAD(open); LOAD(open64); LOAD(openat); LOAD(openat64); LOAD(read); LOAD(pread);
     LOAD(pread64); LOAD(fstat); LOAD(write); LOAD(writev); LOAD(copy_file_range);
-    LOAD(sendfile); LOAD(sendfile64); LOAD(close); LOAD(rename);
+    LOAD(sendfile); LOAD(sendfile64); LOAD(close); LOAD(rename); LOAD(__fxstat);
 #undef LOAD
     done = 1;
 }
@@ -398,6 +402,10 @@ AFS_SHIM_API ssize_t pread64(int fd, void *buf, size_t n, off_t off) {
 AFS_SHIM_API int fstat(int fd, struct stat *st) {
     PREPARE(OP_FSTAT, NULL, fd, -1)
     return real_fstat(fd, st);
+}
+AFS_SHIM_API int __fxstat(int ver, int fd, struct stat *st) {
+    PREPARE(OP_FSTAT, NULL, fd, -1)
+    return real___fxstat(ver, fd, st);
 }
 
 AFS_SHIM_API ssize_t write(int fd, const void *buf, size_t n) {
