@@ -204,8 +204,22 @@ public final class JSONDocument: @unchecked Sendable {
             table = t
         }
 
+        /// Number of members.
+        public var count: Int { starts.count }
         /// The node of member `i`: an array's element, a dictionary's value.
         public func value(_ i: Int) -> Int { isDict ? starts[i] &+ 1 : starts[i] }
+        /// The member whose subtree (a dictionary's key and value) holds `node`, or nil when
+        /// `node` is not inside the container.
+        public func slot(containing node: Int) -> Int? {
+            guard let first = starts.first, node >= first else { return nil }
+            var lo = 0, hi = starts.count  // the last start <= node is in lo..<hi
+            while hi &- lo > 1 {
+                let mid = (lo &+ hi) >> 1
+                if starts[mid] <= node { lo = mid } else { hi = mid }
+            }
+            let end = doc.next(isDict ? starts[lo] &+ 1 : starts[lo])
+            return node < end ? lo : nil
+        }
         /// The key node of member `i` of a dictionary.
         public func key(_ i: Int) -> Int { starts[i] }
 
@@ -230,7 +244,7 @@ public final class JSONDocument: @unchecked Sendable {
     }
 
     @inline(__always)
-    static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    public static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 
