@@ -460,9 +460,10 @@ AFS_API void afs_serializer_free(afs_serializer *s);
 /**
  * Sets a default header, added to every request that lacks it (names compare
  * case-insensitively; setting an existing name replaces it in place). `value` NULL
- * removes the header.
- * @return AFS_OK; AFS_E_INVALID_HEADER for a name that is not a token or a value with CR,
- *         LF or NUL; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT.
+ * removes the header. `Content-Length` and `Transfer-Encoding` are refused: the library
+ * frames every body (see afs_request_copy_head).
+ * @return AFS_OK; AFS_E_INVALID_HEADER for a name that is not a token, a value with CR,
+ *         LF or NUL, or a framing header; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT.
  */
 AFS_API afs_status afs_serializer_set_header(afs_serializer *s, const char *field,
                                              const char *value /* NULL removes */, afs_error *err);
@@ -619,8 +620,10 @@ AFS_API afs_request *afs_serializer_request(const afs_serializer *s, const char 
 AFS_API afs_request *afs_request_new(const char *method, const char *url, afs_error *err);
 /** Sets (value NULL: removes) a header of `r`; replaces an existing one in place. Strings
  *  the getters returned earlier stay readable until afs_request_free (they show the old
- *  headers).
- *  @return AFS_OK; AFS_E_INVALID_HEADER; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT;
+ *  headers). `Content-Length` and `Transfer-Encoding` (any case, also to remove them) are
+ *  refused: the library frames the body (see afs_request_copy_head).
+ *  @return AFS_OK; AFS_E_INVALID_HEADER (also naming a framing header: "the library frames
+ *  the body"); AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT;
  *  AFS_E_STATE from inside a callback of r's body stream. */
 AFS_API afs_status afs_request_set_header(afs_request *r, const char *field, const char *value,
                                           afs_error *err);
@@ -669,8 +672,13 @@ AFS_API int afs_request_network_service_type(const afs_request *r);
  *     decoded, unless r has an Authorization header (then the userinfo is dropped; it never
  *     appears elsewhere);
  *   - r's headers in order;
- *   - `Content-Length` when r has a body (also an empty one, or a multipart body stream)
- *     and neither Content-Length nor Transfer-Encoding is set;
+ *   - THE FRAMING, always exactly one and always the library's: `Content-Length` with the
+ *     length of the bytes afs_request_write_to_fd sends after the head when r has a body
+ *     (also an empty one, or a multipart body stream; a multipart request's Content-Length
+ *     header keeps its place), none when r has no body (an unframed request has an empty
+ *     body, RFC 9112 section 6.3). Callers cannot set Content-Length or Transfer-Encoding
+ *     (afs_request_set_header, afs_serializer_set_header refuse them), so the head never
+ *     declares other bytes than those that follow;
  *   - an empty line.
  * @param len receives the length (may be NULL; the text is also NUL-terminated).
  * @return owned bytes (afs_free), or NULL with AFS_E_BAD_URL (the URL has no host),
@@ -801,7 +809,8 @@ AFS_API afs_status afs_form_append_stream(afs_form *f, afs_read_fn read, afs_rew
                                           afs_error *err);
 /**
  * appendPartWithHeaders:body: — a part with exactly these headers, in this order, and a
- * copy of `len` body bytes. `header_names`/`header_values` may be NULL when header_count
+ * copy of `len` body bytes. Part headers stay inside the body, never in the request head,
+ * so any name is allowed (the request's framing is the library's: afs_request_copy_head). `header_names`/`header_values` may be NULL when header_count
  * is 0; `body` may be NULL when len is 0.
  * @return AFS_OK; AFS_E_INVALID_HEADER (a name that is not a token, a value with CR, LF or
  *         NUL: no header injection); AFS_E_INVALID_ARGUMENT; AFS_E_STATE; AFS_E_INVALID_UTF8.

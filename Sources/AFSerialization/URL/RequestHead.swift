@@ -8,9 +8,13 @@ extension Request {
     /// - `Authorization: Basic base64(user:password)` from the URL's userinfo,
     ///   percent-decoded, unless the request sets `Authorization` (then the userinfo is
     ///   dropped: it never reaches the wire otherwise);
-    /// - the request's headers in order;
-    /// - `Content-Length` when the request has a body (also an empty one) and neither
-    ///   `Content-Length` nor `Transfer-Encoding` is set;
+    /// - the request's headers in order, but for the framing: exactly one `Content-Length`
+    ///   with the length of the bytes that follow when the request has a body (also an
+    ///   empty one), none without a body (a request without framing has an empty body,
+    ///   RFC 9112 section 6.3). A `Content-Length` among the headers (a multipart request's,
+    ///   set by `MultipartForm.finish`) gives its place to that line; any other
+    ///   `Content-Length` or `Transfer-Encoding` in `headers` (callers cannot set them
+    ///   through `setHeader`; Swift code may through `headers`) is left out;
     /// - an empty line.
     /// C: `afs_request_copy_head`.
     /// - Throws: `.badURL` when the URL has no authority or an empty host (HTTP/1.1 needs a
@@ -47,18 +51,22 @@ extension Request {
             credentials.withUnsafeBufferPointer { Base64.encode($0, to: &w) }
             line("Authorization", "Basic " + (try w.toString()))
         }
+        // The one framing: the length of the bytes `write(to:)` sends after the head.
+        let length: String? = bodyCount.map { String($0) } ?? bodyStream.map { String($0.contentLength) }
+        var framed = false
         for (name, value) in headers {
             try HTTPSyntax.validateHeaderName(name)
+            if HTTPSyntax.isFramingHeader(name) {
+                if let n = length, !framed, asciiLowercased(name) == "content-length" {
+                    line("Content-Length", n)
+                    framed = true
+                }
+                continue
+            }
             try HTTPSyntax.validateHeaderValue(value, name: name)
             line(name, value)
         }
-        if headers.index(of: "Content-Length") == nil && headers.index(of: "Transfer-Encoding") == nil {
-            if let b = body {
-                line("Content-Length", String(b.count))
-            } else if let s = bodyStream {
-                line("Content-Length", String(s.contentLength))
-            }
-        }
+        if let n = length, !framed { line("Content-Length", n) }
         out.append(contentsOf: "\r\n".utf8)
         return out
     }

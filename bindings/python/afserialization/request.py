@@ -38,7 +38,8 @@ class RequestHeaders(MutableMapping):
     """The headers of a :class:`Request`, live on the C request: insertion order, names
     compared case-insensitively (``h["content-type"]`` finds ``Content-Type``). Setting a
     header validates it (``InvalidHeaderError`` for a name that is not a token or a value
-    with CR, LF or NUL); setting ``None`` or deleting removes it (``del`` raises
+    with CR, LF or NUL, and for ``Content-Length`` and ``Transfer-Encoding``: the library
+    frames the body, with exactly one Content-Length matching the bytes it sends); setting ``None`` or deleting removes it (``del`` raises
     ``KeyError`` for a header that is not there; ``= None`` does not, as in C).
 
     Reads come from the request's snapshot (one library call after each change)."""
