@@ -697,6 +697,17 @@ AFS_API char *afs_request_copy_head(const afs_request *r, size_t *len, afs_error
  *         the statuses of afs_body_stream_write_to_fd; AFS_E_INVALID_ARGUMENT (NULL, fd < 0).
  */
 AFS_API afs_status afs_request_write_to_fd(afs_request *r, int fd, uint64_t *written, afs_error *err);
+/**
+ * Interruptible writes (default off: a signal's EINTR is retried inside the call). When on,
+ * afs_request_write_to_fd (and the write of r's body stream inside it) returns to the
+ * caller when a signal interrupts a write to a pipe or socket: AFS_E_IO with os_errno
+ * EINTR, after an EINTR or after a short write (which on a blocking descriptor only a
+ * signal causes). The request is resumable exactly as after EAGAIN: *written counts what
+ * was written, the next call continues there. Use it to let a host's signal handling run
+ * (Ctrl-C in an interpreter) while a peer stopped reading. Writes to regular files are not
+ * affected. NULL r, and a call from inside one of r's body stream callbacks, are ignored.
+ */
+AFS_API void afs_request_set_interruptible(afs_request *r, bool interruptible);
 
 /* ===================================================================================== */
 /* 7. Multipart forms                                                                   */
@@ -971,6 +982,11 @@ AFS_API uint64_t afs_body_stream_position(const afs_body_stream *bs);
  *         failure; AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT (NULL, fd < 0).
  */
 AFS_API afs_status afs_body_stream_write_to_fd(afs_body_stream *bs, int fd, uint64_t *written, afs_error *err);
+/** Interruptible writes for afs_body_stream_write_to_fd (default off), as
+ *  afs_request_set_interruptible: a signal returns AFS_E_IO with os_errno EINTR and the
+ *  stream resumable (its position is what was written). NULL bs, and a call from inside
+ *  one of the stream's callbacks, are ignored. */
+AFS_API void afs_body_stream_set_interruptible(afs_body_stream *bs, bool interruptible);
 /** Progress of a body: (bytes delivered so far, content length). */
 typedef void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total);
 /** Calls `fn(ctx, sent, total)` after every successful read or write. `sent` never

@@ -95,9 +95,13 @@ extension Request {
     /// 0 again and the next call writes the whole request again (a multipart body is then
     /// sought back to its start). A multipart body goes through the body stream's
     /// writer (`sendfile`/`copy_file_range` for file parts). C: `afs_request_write_to_fd`.
+    /// `interruptible`: a signal returns to the caller (`.io` with errno `EINTR`, after an
+    /// `EINTR` or a short write to a pipe or socket, which on a blocking descriptor only a
+    /// signal causes), resumable exactly as after `EAGAIN`; otherwise EINTR is retried.
     /// - Throws: as `head()`; `.io` (with errno) for a failing write; the body stream's
     ///   errors.
-    public func write(to fd: Int32, offset wireOffset: inout UInt64, written: inout UInt64) throws {
+    public func write(to fd: Int32, offset wireOffset: inout UInt64, written: inout UInt64,
+                      interruptible: Bool = false) throws {
         written = 0
         let head = try self.head()
         let headCount = UInt64(head.count)
@@ -111,21 +115,26 @@ extension Request {
         }
         var sig = SigpipeGuard(active: (st.st_mode & S_IFMT) != S_IFREG)
         defer { sig.restore() }
+        let stopsOnSignal = interruptible && (st.st_mode & S_IFMT) != S_IFREG
         func put(_ bytes: UnsafeBufferPointer<UInt8>, from start: UInt64, what: String) throws {
             var k = Int(start)
             while k < bytes.count {
                 var r: Int
                 repeat {
                     r = Platform.write(fd, bytes.baseAddress! + k, bytes.count - k)
-                } while r < 0 && errno == EINTR
+                } while r < 0 && errno == EINTR && !stopsOnSignal
                 if r < 0 {
                     let e = errno
                     if e == EPIPE { sig.sawEPIPE = true }
                     throw AFSError(.io, "writing the request \(what) to file descriptor \(fd) failed at request offset \(wireOffset): \(errorText(e))", osErrno: e)
                 }
+                let short = r < bytes.count - k
                 k += r
                 wireOffset += UInt64(r)
                 written += UInt64(r)
+                if stopsOnSignal && short {
+                    throw AFSError(.io, "writing the request \(what) to file descriptor \(fd) was interrupted by a signal at request offset \(wireOffset) (call again to continue)", osErrno: EINTR)
+                }
             }
         }
         if wireOffset < headCount {
@@ -138,7 +147,7 @@ extension Request {
             sig.restore()
             var n: UInt64 = 0
             defer { written += n }
-            try s.write(to: fd, written: &n)
+            try s.write(to: fd, written: &n, interruptible: interruptible || s.returnsOnInterrupt)
         }
         wireOffset = 0  // complete: the next call starts over
     }
