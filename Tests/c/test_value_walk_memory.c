@@ -7,7 +7,8 @@
  *   shapes: a 16 MB array [1,1,...]; a 16 MB object of short keys {"k0":0,...}; a 10 MB
  *   document of nested records (arrays of objects with strings, numbers and small arrays,
  *   so containers that are not flat get member indexes).
- * Under valgrind the shapes are 64 KB and only the walk is checked (its memory is not). */
+ * Under valgrind and the sanitizers the shapes are 64 KB and only the walk is checked (its
+ * memory is not). */
 #define _GNU_SOURCE
 #include "check.h"
 #include <stdint.h>
@@ -198,6 +199,17 @@ int main(void) {
     test_views_are_handles();
     const char *preload = getenv("LD_PRELOAD");
     int under_valgrind = preload && strstr(preload, "vgpreload") != NULL;
+    /* Sanitizers' shadow memory and quarantine are resident memory too: checked small,
+       not measured (as under valgrind). */
+    int sanitized = getenv("ASAN_OPTIONS") != NULL || getenv("TSAN_OPTIONS") != NULL;
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    sanitized = 1;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    sanitized = 1;
+#endif
+#endif
+    under_valgrind |= sanitized;
     static const size_t sizes[] = { 16000000, 16000000, 10000000 };
     for (int s = ARRAY; s <= RECORDS; s++) {
         fflush(stdout);
