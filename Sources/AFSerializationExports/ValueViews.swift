@@ -215,7 +215,10 @@ enum ViewRegistry {
     static func decode(_ p: OpaquePointer) -> (DocView, Int)? {
         let bits = Int(bitPattern: UnsafeRawPointer(p))
         guard bits & 1 == 1, let e = entry((bits >> 1) & (1 << 20 - 1)), let v = cafs_slot_load(e) else { return nil }
-        return (Unmanaged<DocView>.fromOpaque(v).takeUnretainedValue(), Int(bitPattern: UInt(bitPattern: bits) >> 21))
+        let view = Unmanaged<DocView>.fromOpaque(v).takeUnretainedValue()
+        let node = Int(bitPattern: UInt(bitPattern: bits) >> 21)
+        // A node beyond the tape (a stale pointer whose slot was reused) is no view.
+        return node < view.doc.nodeCount ? (view, node) : nil
     }
 }
 
