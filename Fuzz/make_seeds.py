@@ -198,3 +198,14 @@ put("value_api", "string_value_as_its_own_key", bytes([
     0x05, 0x01, 0x00, 0x01, 0x00, 0x01, 0x01, 0x01, 0x01, 0x00,  # dict_set(dict, its text, "a")
     0x0F, 0x01, 0x00,                          # the query string
 ]), tree="regressions")
+
+# Adversarial complexity (issue 19): inputs crafted against the data structures, so the
+# fuzzers start from them (the XCTest ComplexityTests time them at n and 8n).
+import pickle
+put("json_parse", "same_prefix_keys",
+    "{" + ",".join('"aaaaaaa%08d":%d' % (i, i) for i in range(500)) + "}")
+put("json_parse", "same_prefix_keys_repeated",
+    "{" + ",".join('"aaaaaaa%08d":%d' % (i % 300, i) for i in range(500)) + "}")
+put("pickle_read", "set_of_frozensets", pickle.dumps({"a": {frozenset({i}) for i in range(300)}}, 5))
+put("pickle_read", "set_of_nested_frozensets",
+    pickle.dumps({frozenset({frozenset({i}), "x"}) for i in range(200)}, 5))

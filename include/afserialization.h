@@ -173,7 +173,8 @@ AFS_API const char *afs_status_name(afs_status status);
  * 16 KiB, type metadata, a thread's first use of the runtime) are not checked: when one of
  * those fails the process stops, as any Swift or C++ program does. Decoding is bounded
  * (afs_response_serializer_set_max_decoded_bytes), so a response cannot make the library
- * allocate many times its size.
+ * allocate many times its size, and walking what it decoded allocates nothing per node
+ * (decoding plus a full walk of a JSON body stays below 10 x its size + 8 MiB).
  *
  * Deep trees and small stacks: writing, walking and freeing trees nested 32 levels or
  * more continues on a thread the library starts with an 8 MiB stack (and joins before
@@ -329,6 +330,13 @@ AFS_API afs_value *afs_value_append_new_array(afs_value *array, afs_error *err);
  * other from then on. None of this shows in the API: handles, borrowing and spent handles
  * work as for values built by hand, and what was lent stays valid across the change.
  * afs_value_copy of such a value (or of a member) shares the blocks.
+ * The member handles such a value lends (afs_value_at, afs_value_get, and theirs) are
+ * views, not objects: the pointer names the value and a node of its block, so walking
+ * every node allocates nothing per node (see afs_response_serializer_set_max_decoded_bytes
+ * for the bound). They are handles in every other respect: the same pointer on every call,
+ * read-only, valid until the root is freed, spent when their slot is replaced or their root
+ * consumed, refused as the wrong kind by functions of other handles. Never dereference an
+ * afs_value pointer (none is a C object you may read).
  * @return owned value, or NULL with AFS_E_INVALID_JSON naming the byte offset;
  *         AFS_E_INVALID_ARGUMENT (NULL text, a length above INT64_MAX); AFS_E_NO_MEMORY.
  */
@@ -460,9 +468,10 @@ AFS_API void afs_serializer_free(afs_serializer *s);
 /**
  * Sets a default header, added to every request that lacks it (names compare
  * case-insensitively; setting an existing name replaces it in place). `value` NULL
- * removes the header.
- * @return AFS_OK; AFS_E_INVALID_HEADER for a name that is not a token or a value with CR,
- *         LF or NUL; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT.
+ * removes the header. `Content-Length` and `Transfer-Encoding` are refused: the library
+ * frames every body (see afs_request_copy_head).
+ * @return AFS_OK; AFS_E_INVALID_HEADER for a name that is not a token, a value with CR,
+ *         LF or NUL, or a framing header; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT.
  */
 AFS_API afs_status afs_serializer_set_header(afs_serializer *s, const char *field,
                                              const char *value /* NULL removes */, afs_error *err);
@@ -619,8 +628,10 @@ AFS_API afs_request *afs_serializer_request(const afs_serializer *s, const char 
 AFS_API afs_request *afs_request_new(const char *method, const char *url, afs_error *err);
 /** Sets (value NULL: removes) a header of `r`; replaces an existing one in place. Strings
  *  the getters returned earlier stay readable until afs_request_free (they show the old
- *  headers).
- *  @return AFS_OK; AFS_E_INVALID_HEADER; AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT;
+ *  headers). `Content-Length` and `Transfer-Encoding` (any case, also to remove them) are
+ *  refused: the library frames the body (see afs_request_copy_head).
+ *  @return AFS_OK; AFS_E_INVALID_HEADER (also naming a framing header: "the library frames
+ *  the body"); AFS_E_INVALID_UTF8; AFS_E_INVALID_ARGUMENT;
  *  AFS_E_STATE from inside a callback of r's body stream. */
 AFS_API afs_status afs_request_set_header(afs_request *r, const char *field, const char *value,
                                           afs_error *err);
@@ -669,8 +680,13 @@ AFS_API int afs_request_network_service_type(const afs_request *r);
  *     decoded, unless r has an Authorization header (then the userinfo is dropped; it never
  *     appears elsewhere);
  *   - r's headers in order;
- *   - `Content-Length` when r has a body (also an empty one, or a multipart body stream)
- *     and neither Content-Length nor Transfer-Encoding is set;
+ *   - THE FRAMING, always exactly one and always the library's: `Content-Length` with the
+ *     length of the bytes afs_request_write_to_fd sends after the head when r has a body
+ *     (also an empty one, or a multipart body stream; a multipart request's Content-Length
+ *     header keeps its place), none when r has no body (an unframed request has an empty
+ *     body, RFC 9112 section 6.3). Callers cannot set Content-Length or Transfer-Encoding
+ *     (afs_request_set_header, afs_serializer_set_header refuse them), so the head never
+ *     declares other bytes than those that follow;
  *   - an empty line.
  * @param len receives the length (may be NULL; the text is also NUL-terminated).
  * @return owned bytes (afs_free), or NULL with AFS_E_BAD_URL (the URL has no host),
@@ -689,6 +705,17 @@ AFS_API char *afs_request_copy_head(const afs_request *r, size_t *len, afs_error
  *         the statuses of afs_body_stream_write_to_fd; AFS_E_INVALID_ARGUMENT (NULL, fd < 0).
  */
 AFS_API afs_status afs_request_write_to_fd(afs_request *r, int fd, uint64_t *written, afs_error *err);
+/**
+ * Interruptible writes (default off: a signal's EINTR is retried inside the call). When on,
+ * afs_request_write_to_fd (and the write of r's body stream inside it) returns to the
+ * caller when a signal interrupts a write to a pipe or socket: AFS_E_IO with os_errno
+ * EINTR, after an EINTR or after a short write (which on a blocking descriptor only a
+ * signal causes). The request is resumable exactly as after EAGAIN: *written counts what
+ * was written, the next call continues there. Use it to let a host's signal handling run
+ * (Ctrl-C in an interpreter) while a peer stopped reading. Writes to regular files are not
+ * affected. NULL r, and a call from inside one of r's body stream callbacks, are ignored.
+ */
+AFS_API void afs_request_set_interruptible(afs_request *r, bool interruptible);
 
 /* ===================================================================================== */
 /* 7. Multipart forms                                                                   */
@@ -801,7 +828,8 @@ AFS_API afs_status afs_form_append_stream(afs_form *f, afs_read_fn read, afs_rew
                                           afs_error *err);
 /**
  * appendPartWithHeaders:body: — a part with exactly these headers, in this order, and a
- * copy of `len` body bytes. `header_names`/`header_values` may be NULL when header_count
+ * copy of `len` body bytes. Part headers stay inside the body, never in the request head,
+ * so any name is allowed (the request's framing is the library's: afs_request_copy_head). `header_names`/`header_values` may be NULL when header_count
  * is 0; `body` may be NULL when len is 0.
  * @return AFS_OK; AFS_E_INVALID_HEADER (a name that is not a token, a value with CR, LF or
  *         NUL: no header injection); AFS_E_INVALID_ARGUMENT; AFS_E_STATE; AFS_E_INVALID_UTF8.
@@ -962,6 +990,11 @@ AFS_API uint64_t afs_body_stream_position(const afs_body_stream *bs);
  *         failure; AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT (NULL, fd < 0).
  */
 AFS_API afs_status afs_body_stream_write_to_fd(afs_body_stream *bs, int fd, uint64_t *written, afs_error *err);
+/** Interruptible writes for afs_body_stream_write_to_fd (default off), as
+ *  afs_request_set_interruptible: a signal returns AFS_E_IO with os_errno EINTR and the
+ *  stream resumable (its position is what was written). NULL bs, and a call from inside
+ *  one of the stream's callbacks, are ignored. */
+AFS_API void afs_body_stream_set_interruptible(afs_body_stream *bs, bool interruptible);
 /** Progress of a body: (bytes delivered so far, content length). */
 typedef void (*afs_progress_fn)(void *ctx, uint64_t sent, uint64_t total);
 /** Calls `fn(ctx, sent, total)` after every successful read or write. `sent` never
@@ -1106,6 +1139,13 @@ AFS_API void afs_response_serializer_set_removes_keys_with_null_values(afs_respo
  * Beyond the limit afs_response_object fails with AFS_E_INVALID_JSON or
  * AFS_E_INVALID_PLIST, "the decoded tree would take more than N bytes …". On a compound
  * serializer, sets it on every member. A NULL or wrong handle is ignored.
+ * Walking a decoded JSON value (afs_value_count, _at, _key_at, _get and the scalar
+ * getters, over every node, from any number of threads) adds no memory per node: the
+ * members lent are views into the parsed document (section 3), and only a container of
+ * more than 32 members that are not all scalars gets a member index (8 bytes a member,
+ * made once). Decoding plus a full walk stays below 10 x the body size + 8 MiB of resident
+ * memory (a 16 MB `[1,1,...]`, a 16 MB object of short keys, a 10 MB document of nested
+ * records: Tests/c/test_value_walk_memory.c).
  */
 AFS_API void afs_response_serializer_set_max_decoded_bytes(afs_response_serializer *rs, uint64_t max_bytes);
 

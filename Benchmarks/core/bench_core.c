@@ -209,8 +209,71 @@ static void bench_write(const char *dir) {
 
 static afs_value *str(const char *s) { return afs_value_new_string(s, AFS_NTS, NULL); }
 
+/* VmHWM of this process in KiB (/proc/self/status), -1 when unknown. */
+static long vm_hwm_kib(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0) kib = strtol(line + 6, NULL, 10);
+    fclose(f);
+    return kib;
+}
+
+/* A full walk with the getters, as a C host reads a document. */
+static uint64_t walk(const afs_value *v) {
+    uint64_t nodes = 1;
+    size_t len;
+    switch (afs_value_kind_of(v)) {
+    case AFS_VALUE_STRING: afs_value_get_string(v, &len); break;
+    case AFS_VALUE_INT: (void)afs_value_get_int(v); break;
+    case AFS_VALUE_DOUBLE: (void)afs_value_get_double(v); break;
+    case AFS_VALUE_ARRAY:
+        for (size_t i = 0, n = afs_value_count(v); i < n; i++) nodes += walk(afs_value_at(v, i));
+        break;
+    case AFS_VALUE_DICT:
+        for (size_t i = 0, n = afs_value_count(v); i < n; i++) {
+            (void)afs_value_get(v, afs_value_key_at(v, i, &len));
+            nodes += walk(afs_value_at(v, i));
+        }
+        break;
+    default: break;
+    }
+    return nodes;
+}
+
+/* bench_core --walk-rss FILE: reads FILE, decodes it as a JSON response and walks every
+ * node; prints the body's size and the peak resident memory above the process's start
+ * (KiB; the body included). One process per measurement: the peak is per process. */
+static int walk_rss(const char *path) {
+    long before = vm_hwm_kib();
+    FILE *f = fopen(path, "rb");
+    if (!f) { perror(path); return 1; }
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *text = malloc((size_t)n);
+    if (!text || fread(text, 1, (size_t)n, f) != (size_t)n) { perror(path); return 1; }
+    fclose(f);
+    afs_response_serializer *rs = afs_response_serializer_new(AFS_RESPONSE_JSON);
+    afs_value *v = NULL;
+    afs_error err;
+    if (afs_response_object(rs, 200, "application/json", text, (size_t)n, &v, &err) != AFS_OK) {
+        fprintf(stderr, "%s: %s\n", path, err.message);
+        return 1;
+    }
+    uint64_t nodes = walk(v);
+    printf("%ld\t%ld\t%llu\n", n, vm_hwm_kib() - before, (unsigned long long)nodes);
+    afs_value_free(v);
+    afs_response_serializer_free(rs);
+    free(text);
+    return 0;
+}
+
 int main(int argc, char **argv) {
-    if (argc < 2) { fprintf(stderr, "usage: bench_core DIR [LABEL]\n"); return 2; }
+    if (argc == 3 && strcmp(argv[1], "--walk-rss") == 0) return walk_rss(argv[2]);
+    if (argc < 2) { fprintf(stderr, "usage: bench_core DIR [LABEL] | bench_core --walk-rss FILE\n"); return 2; }
     const char *dir = argv[1];
     if (argc > 2) label = argv[2];
     const size_t n = 64u << 20;

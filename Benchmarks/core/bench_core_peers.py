@@ -65,5 +65,28 @@ def main(d):
             emit("write_doc", "json.dumps", len(out), t)
 
 
+def walk_rss(path):
+    """json.loads of FILE and a walk of every value; prints the body's size and the peak
+    resident memory above the interpreter's (KiB; the body included), as bench_core
+    --walk-rss does for the library."""
+    import resource
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with open(path, "rb") as f:
+        text = f.read()
+    stack, nodes = [json.loads(text)], 0
+    while stack:
+        v = stack.pop()
+        nodes += 1
+        if isinstance(v, dict):
+            stack.extend(v.values())
+        elif isinstance(v, list):
+            stack.extend(v)
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(f"{len(text)}\t{peak - before}\t{nodes}")
+
+
 if __name__ == "__main__":
-    main(sys.argv[1])
+    if sys.argv[1] == "--walk-rss":
+        walk_rss(sys.argv[2])
+    else:
+        main(sys.argv[1])

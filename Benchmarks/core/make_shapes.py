@@ -50,6 +50,12 @@ def main(d):
         data = json.dumps(make(rng), separators=(",", ":"), ensure_ascii=False).encode()
         with open(f"{d}/{name}.json", "wb") as f:
             f.write(data)
+    # The decode+walk memory shapes (issue 19): 16 MB of [1,1,...] and a 16 MB object of
+    # short keys.
+    with open(f"{d}/walk_array_16MB.json", "wb") as f:
+        f.write(b"[" + b",".join([b"1"] * (8_000_000 - 1)) + b"]")
+    with open(f"{d}/walk_object_16MB.json", "wb") as f:
+        f.write(("{" + ",".join(f'"k{i}":{i % 7}' for i in range(1_350_000)) + "}").encode())
 
 
 if __name__ == "__main__":

@@ -88,3 +88,18 @@ for doc in ("doc_10MB", "small_objects", "long_strings"):
 goal("parse+free doc_10MB vs cJSON", "parse+free_doc_10MB", "cJSON parse + cJSON_Delete", 2.0)
 goal("write doc_10MB vs orjson.dumps", "write_doc", "orjson.dumps", 1.0)
 PY
+
+# Decode + full walk, peak resident memory (issue 19): one process per measurement, the
+# library through afs_response_object and the getters (afs_value_count / _at / _key_at /
+# _get and the scalar getters), Python through json.loads and a walk of every value.
+echo
+echo "decode + full walk, peak RSS above the process's start (body included; issue 19 bound: 10 x body + 8 MiB)"
+printf '%-22s %9s %12s %12s %12s %8s\n' document "body MiB" "afs MiB" "json.loads" "bound MiB" "afs"
+echo "------------------------------------------------------------------------------------"
+for file in doc.json walk_array_16MB.json walk_object_16MB.json; do
+    IFS=$'\t' read -r bytes afs_kib _ < <("$work/bench_core" --walk-rss "$work/$file")
+    IFS=$'\t' read -r _ py_kib _ < <(python3 "$here/bench_core_peers.py" --walk-rss "$work/$file")
+    awk -v f="$file" -v b="$bytes" -v a="$afs_kib" -v p="$py_kib" 'BEGIN {
+        bound = (10 * b + 8 * 1048576) / 1048576
+        printf "%-22s %9.1f %12.1f %12.1f %12.1f %8s\n", f, b / 1048576, a / 1024, p / 1024, bound, (a / 1024 < bound ? "met" : "MISSED") }'
+done

@@ -48,6 +48,23 @@ public enum HTTPSyntax {
         }
     }
 
+    /// Whether `name` is `Content-Length` or `Transfer-Encoding` (any case): the headers
+    /// that frame a message body, which the library writes itself.
+    public static func isFramingHeader(_ name: String) -> Bool {
+        asciiLowercased(name).utf8.elementsEqual("content-length".utf8)
+            || asciiLowercased(name).utf8.elementsEqual("transfer-encoding".utf8)
+    }
+
+    /// - Throws: `.invalidHeader` for `Content-Length` and `Transfer-Encoding` set by a
+    ///   caller (on a request or as a serializer default): the library frames the body (a
+    ///   caller's framing over the library's body is request smuggling on a kept-alive
+    ///   connection).
+    public static func refuseFramingHeader(_ name: String) throws {
+        guard isFramingHeader(name) else { return }
+        throw AFSError(.invalidHeader,
+                       "the header \(quote(name)) cannot be set: the library frames the body (it writes Content-Length from the bytes it sends)")
+    }
+
     /// - Throws: `.invalidHeader` when `value` contains CR, LF or NUL (header injection).
     public static func validateHeaderValue(_ value: String, name: String) throws {
         for (i, c) in value.utf8.enumerated() where c == 0x0D || c == 0x0A || c == 0 {

@@ -123,9 +123,11 @@ public struct Request: Sendable {
     }
 
     /// Sets a header after checking it; nil removes it. C: `afs_request_set_header`.
-    /// - Throws: `.invalidHeader` for a name that is not a token or a value with CR, LF, NUL.
+    /// - Throws: `.invalidHeader` for a name that is not a token, a value with CR, LF, NUL,
+    ///   and for `Content-Length` and `Transfer-Encoding` (the library frames the body).
     public mutating func setHeader(_ name: String, _ value: String?) throws {
         try HTTPSyntax.validateHeaderName(name)
+        try HTTPSyntax.refuseFramingHeader(name)
         if let v = value { try HTTPSyntax.validateHeaderValue(v, name: name) }
         headers.set(name, value)
     }

@@ -164,8 +164,58 @@ extension Value: Hashable {
         }
     }
 
+    /// Structural: equal trees hash equal, and containers hash by their whole content
+    /// (arrays in order, dictionaries and sets regardless of order), so a set of containers
+    /// that differ only deep inside stays linear to build. From 32 levels down hashing
+    /// continues on a large stack, as comparing does.
     public func hash(into h: inout Hasher) {
+        h.combine(Value.structuralHash(self, depth: 0))
+    }
+
+    static func structuralHash(_ v: Value, depth: Int) -> Int {
+        if depth == LargeStack.hopDepth && v.isContainer {
+            var r = 0
+            if LargeStack.run({ r = v.structuralHashHere(depth: depth) }) { return r }
+        }
+        return v.structuralHashHere(depth: depth)
+    }
+
+    private func structuralHashHere(depth: Int) -> Int {
+        var h = Hasher()
         h.combine(kind.rawValue)
+        switch self {
+        case .array(let a):
+            h.combine(a.count)
+            for m in a { h.combine(m.isContainer ? Value.structuralHash(m, depth: depth + 1) : m.scalarHash) }
+        case .set(let s):
+            h.combine(s.count)
+            var sum = 0  // order-independent
+            for m in s.members { sum &+= m.isContainer ? Value.structuralHash(m, depth: depth + 1) : m.scalarHash }
+            h.combine(sum)
+        case .dict(let d):
+            h.combine(d.count)
+            var sum = 0  // order-independent
+            for (k, m) in d.pairs {
+                var p = Hasher()
+                hashUTF8(k, into: &p)
+                p.combine(m.isContainer ? Value.structuralHash(m, depth: depth + 1) : m.scalarHash)
+                sum &+= p.finalize()
+            }
+            h.combine(sum)
+        default:
+            scalarHash(into: &h)
+        }
+        return h.finalize()
+    }
+
+    private var scalarHash: Int {
+        var h = Hasher()
+        h.combine(kind.rawValue)
+        scalarHash(into: &h)
+        return h.finalize()
+    }
+
+    private func scalarHash(into h: inout Hasher) {
         switch self {
         case .null: break
         case .bool(let b): h.combine(b)
@@ -173,15 +223,7 @@ extension Value: Hashable {
         case .double(let d): h.combine(d.isNaN ? Double.nan.bitPattern : (d == 0 ? 0 : d.bitPattern))
         case .string(let s): hashUTF8(s, into: &h)
         case .data(let d): h.combine(d.count); d.withUnsafeBytes { h.combine(bytes: $0) }
-        case .array(let a):
-            // One level: scalars by value, containers by kind and count (equality does the
-            // rest), so hashing never recurses.
-            h.combine(a.count)
-            for m in a {
-                if m.isContainer { h.combine(m.kind.rawValue); h.combine(m.count) } else { m.hash(into: &h) }
-            }
-        case .set(let s): h.combine(s.count)  // order-independent; equality does the rest
-        case .dict(let d): h.combine(d.count)
+        case .array, .set, .dict: break  // structuralHashHere
         }
     }
 }

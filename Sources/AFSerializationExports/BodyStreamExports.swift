@@ -160,6 +160,12 @@ public func afs_body_stream_write_to_fd(_ bs: OpaquePointer?, _ fd: Int32, _ wri
 }
 
 @c @implementation
+public func afs_body_stream_set_interruptible(_ bs: OpaquePointer?, _ interruptible: Bool) {
+    guard let h = peek(bs, BodyStreamHandle.self) else { return }
+    _ = exclusive(h.owner) { h.stream.returnsOnInterrupt = interruptible }  // from inside a callback: ignored
+}
+
+@c @implementation
 public func afs_body_stream_set_progress(_ bs: OpaquePointer?, _ fn: afs_progress_fn?, _ ctx: UnsafeMutableRawPointer?) {
     guard let h = peek(bs, BodyStreamHandle.self) else { return }
     // From inside a callback: ignored (the running call keeps the callback it started with).

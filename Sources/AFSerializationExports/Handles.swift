@@ -175,13 +175,17 @@ func release<T: Handle>(_ p: OpaquePointer?, _ t: T.Type) {
 /// The handle object behind `p` if it is a `T`.
 @inline(__always)
 func peek<T: Handle>(_ p: OpaquePointer?, _: T.Type) -> T? {
-    guard let p = p else { return nil }
+    guard let p = p, !isViewPointer(p) else { return nil }  // a view is no object (ValueViews.swift)
     return Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue() as? T
 }
 
 /// The handle behind `p`, or `.invalidArgument` naming the parameter and the kind wanted.
 func unbox<T: Handle>(_ p: OpaquePointer?, _ t: T.Type, _ what: String) throws -> T {
     guard let p = p else { throw AFSError(.invalidArgument, "\(what) is NULL") }
+    if isViewPointer(p) {  // a parsed document's member: a read-only handle for this call
+        if T.self == ValueHandle.self, let (v, n) = ViewRegistry.decode(p) { return ValueHandle(view: v, node: n) as! T }
+        throw AFSError(.invalidArgument, "\(what) is a handle of the wrong kind (expected \(t.cName))")
+    }
     guard let h = Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(p)).takeUnretainedValue() as? T else {
         throw AFSError(.invalidArgument, "\(what) is a handle of the wrong kind (expected \(t.cName))")
     }

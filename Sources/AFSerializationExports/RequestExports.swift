@@ -110,8 +110,14 @@ public func afs_request_write_to_fd(_ r: OpaquePointer?, _ fd: Int32, _ written:
         defer { written?.pointee = n }
         // The body's callbacks run inside this call: a call on this request from one of them
         // is refused (AFS_E_STATE), as for every other call that streams the body.
-        guard try exclusive(h, { try h.request.write(to: fd, offset: &h.wireOffset, written: &n) }) != nil else {
+        guard try exclusive(h, { try h.request.write(to: fd, offset: &h.wireOffset, written: &n, interruptible: h.interruptible) }) != nil else {
             throw reentrancyError("afs_request_write_to_fd")
         }
     }
+}
+
+@c @implementation
+public func afs_request_set_interruptible(_ r: OpaquePointer?, _ interruptible: Bool) {
+    guard let h = peek(r, RequestHandle.self) else { return }
+    _ = exclusive(h) { h.interruptible = interruptible }  // from inside a callback: ignored
 }

@@ -36,6 +36,8 @@ final class RequestHandle: Handle {
     var freeDeferred = false
     /// Where `afs_request_write_to_fd` resumes (see `Request.write(to:offset:written:)`).
     var wireOffset: UInt64 = 0
+    /// afs_request_set_interruptible: afs_request_write_to_fd returns on a signal.
+    var interruptible = false
 
     init(_ r: Request, borrowed: Bool = false) {
         request = r

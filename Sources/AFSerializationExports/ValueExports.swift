@@ -179,50 +179,49 @@ extension Value.Kind {
 
 @c @implementation
 public func afs_value_kind_of(_ v: OpaquePointer?) -> afs_value_kind {
-    peek(v, ValueHandle.self)?.kind.c ?? AFS_VALUE_NULL
+    ValueRef(v)?.kind.c ?? AFS_VALUE_NULL
 }
 
 @c @implementation
-public func afs_value_count(_ v: OpaquePointer?) -> Int { peek(v, ValueHandle.self)?.count ?? 0 }
+public func afs_value_count(_ v: OpaquePointer?) -> Int { ValueRef(v)?.count ?? 0 }
 
 @c @implementation
 public func afs_value_key_at(_ dict: OpaquePointer?, _ i: Int, _ len: UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>? {
-    let k = peek(dict, ValueHandle.self)?.key(at: i)
+    let k = ValueRef(dict)?.key(at: i)
     len?.pointee = k?.count ?? 0
     return k?.pointer
 }
 
 @c @implementation
 public func afs_value_at(_ v: OpaquePointer?, _ i: Int) -> OpaquePointer? {
-    peek(v, ValueHandle.self)?.child(at: i).map(lend)
+    ValueRef(v)?.child(at: i)
 }
 
 @c @implementation
 public func afs_value_get(_ dict: OpaquePointer?, _ key: UnsafePointer<CChar>?) -> OpaquePointer? {
-    guard let h = peek(dict, ValueHandle.self), let k = try? stringArg(key, NTS, "key"),
-          let i = h.index(ofKey: k) else { return nil }
-    return h.child(at: i).map(lend)
+    guard let r = ValueRef(dict), let k = try? stringArg(key, NTS, "key") else { return nil }
+    return r.child(forKey: k)
 }
 
 @c @implementation
 public func afs_value_get_bool(_ v: OpaquePointer?) -> Bool {
-    peek(v, ValueHandle.self)?.bool ?? false
+    ValueRef(v)?.bool ?? false
 }
 
 @c @implementation
 public func afs_value_get_int(_ v: OpaquePointer?) -> Int64 {
-    peek(v, ValueHandle.self)?.int ?? 0
+    ValueRef(v)?.int ?? 0
 }
 
 @c @implementation
 public func afs_value_get_double(_ v: OpaquePointer?) -> Double {
-    guard let h = peek(v, ValueHandle.self) else { return 0 }
-    return h.double ?? h.int.map(Double.init) ?? 0
+    guard let r = ValueRef(v) else { return 0 }
+    return r.double ?? r.int.map(Double.init) ?? 0
 }
 
 @c @implementation
 public func afs_value_get_string(_ v: OpaquePointer?, _ len: UnsafeMutablePointer<Int>?) -> UnsafePointer<CChar>? {
-    guard let h = peek(v, ValueHandle.self), h.kind == .string, let c = h.scalarBytes() else {
+    guard let r = ValueRef(v), r.kind == .string, let c = r.scalarBytes() else {
         len?.pointee = 0
         return nil
     }
@@ -232,7 +231,7 @@ public func afs_value_get_string(_ v: OpaquePointer?, _ len: UnsafeMutablePointe
 
 @c @implementation
 public func afs_value_get_data(_ v: OpaquePointer?, _ len: UnsafeMutablePointer<Int>?) -> UnsafePointer<UInt8>? {
-    guard let h = peek(v, ValueHandle.self), h.kind == .data, let c = h.scalarBytes() else {
+    guard let r = ValueRef(v), r.kind == .data, let c = r.scalarBytes() else {
         len?.pointee = 0
         return nil
     }

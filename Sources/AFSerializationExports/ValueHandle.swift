@@ -79,6 +79,9 @@ final class ValueHandle: Handle {
     private var reading: Bool
     /// Set once `stored` holds the tree of `doc`'s node.
     private let treeReady = Atomic<Bool>(false)
+    /// An owned root's registration for lending views of `doc`'s nodes (ValueViews.swift);
+    /// nil for other handles and when the view table is full.
+    let view: DocView?
 
     init(_ value: Value, role: Role = .owned, depth: Int? = nil) {
         stored = value
@@ -87,6 +90,7 @@ final class ValueHandle: Handle {
         doc = nil
         node = 0
         reading = false
+        view = nil
     }
 
     /// A handle reading node `node` of a parsed document without repeated keys.
@@ -97,6 +101,25 @@ final class ValueHandle: Handle {
         self.doc = doc
         reading = true
         knownDepth = node == 0 ? doc.depth : nil
+        if case .owned = role { view = DocView.register(doc, node: node) } else { view = nil }
+    }
+
+    /// A read-only handle for a view (`unbox` makes one for a call that takes a status; it
+    /// lives for that call): it reads the view's node, or is spent as the view is.
+    init(view v: DocView, node: Int) {
+        self.node = node
+        doc = v.doc
+        view = nil
+        stored = .null
+        if let why = v.death(of: node) {
+            role = .dead(why)
+            reading = false
+            knownDepth = 0
+        } else {
+            role = .member
+            reading = true
+            knownDepth = node == 0 ? v.doc.depth : nil
+        }
     }
 
     /// An owned handle for node `node` of a parsed document. A document whose objects
@@ -280,7 +303,7 @@ final class ValueHandle: Handle {
             existing = nil
         }
         try checkDepth(adding: memberDepth)
-        if let i = existing { retire(slot: i, .replaced(call)) }
+        if let i = existing { try retire(slot: i, .replaced(call)) }
         try stored.dictSet(key, member)
         cacheGrew()
         raiseDepth(to: memberDepth + 1)
@@ -351,13 +374,15 @@ final class ValueHandle: Handle {
         stored = .null
         knownDepth = 0
         let inherited = why.inherited
+        view?.death = inherited
         for b in builders.values { b.die(inherited) }
         LentCache.at(lentCache.load(ordering: .acquiring))?.forEachMember { $0.die(inherited) }
     }
 
     /// The member in slot `i` is replaced: its builder and lent member handle die and are
     /// kept by the root.
-    private func retire(slot i: Int, _ why: Death) {
+    private func retire(slot i: Int, _ why: Death) throws {
+        if let v = view, let d = doc, i < d.count(node) { try v.replace(slot: i, why) }
         let keeper = root
         if let b = builders.removeValue(forKey: i) {
             b.die(why)
@@ -441,6 +466,19 @@ final class ValueHandle: Handle {
         return LentCache.at(current)!
     }
 
+    /// What `afs_value_at` lends for member `i`: a view of the document's node while the
+    /// member is the document's (also after the root changed, for the slots not replaced),
+    /// else the member's handle (`child(at:)`).
+    func lentChild(at i: Int) -> OpaquePointer? {
+        if let v = view, let d = doc, !isDead {
+            if reading { return v.member(node, i).map(v.pointer) }
+            if builders[i] == nil && i >= 0 && i < d.count(node) && !v.isReplaced(slot: i) {
+                return v.member(node, i).map(v.pointer)
+            }
+        }
+        return child(at: i).map(lend)
+    }
+
     /// The handle of member `i` (a dictionary's value, an array's element, a set's member in
     /// insertion order): the builder there, or a read-only snapshot; nil when out of range or
     /// not a container.
@@ -472,6 +510,7 @@ final class ValueHandle: Handle {
     /// Key `i` of a dictionary, NUL-terminated: in the document's text, or a copy lent
     /// from the tree; nil when out of range, not a dictionary, or out of memory.
     func key(at i: Int) -> Lent? {
+        if reading, let v = view { return v.key(node, i).map { Lent(v.doc.string($0)) } }
         if reading, let d = doc {
             guard d.kind(node) == .dict, i >= 0 && i < d.count(node), let m = members() else { return nil }
             return Lent(d.string(m.key(i)))
@@ -482,6 +521,10 @@ final class ValueHandle: Handle {
 
     /// The position of `key` in a dictionary (byte comparison), or nil.
     func index(ofKey key: String) -> Int? {
+        if reading, let v = view {
+            var k = key
+            return k.withUTF8 { v.index(node, ofKey: $0) }
+        }
         if reading, let d = doc {
             guard d.kind(node) == .dict, let m = members() else { return nil }
             var k = key

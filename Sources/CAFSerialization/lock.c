@@ -60,6 +60,8 @@ void *cafs_slot_publish(void **slot, void *candidate) {
     return expected;
 }
 
+void cafs_slot_store(void **slot, void *value) { __atomic_store_n(slot, value, __ATOMIC_RELEASE); }
+
 cafs_lock *cafs_lock_new(void) {
     pthread_once(&atfork_once, install_atfork);
     struct cafs_lock *l = malloc(sizeof *l);

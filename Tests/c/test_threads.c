@@ -85,6 +85,51 @@ static void *reader(void *arg) {
     return NULL;
 }
 
+/* A parsed document whose containers are large and nested (100 records of 40 members, one
+ * of them an array): the member indexes the walk makes are published while other threads
+ * walk the same containers (issue 19's views). */
+static afs_value *records;
+static void *record_reader(void *arg) {
+    (void)arg;
+    int ok = 1;
+    const afs_value *list = afs_value_get(records, "records");
+    ok = ok && afs_value_count(list) == 100;
+    for (int round = 0; round < 20; round++) {
+        for (size_t i = 0; i < 100; i++) {
+            const afs_value *rec = afs_value_at(list, 99 - i);  /* backwards: the index, not a scan */
+            char key[8];
+            snprintf(key, sizeof key, "k%d", round % 39);
+            ok = ok && rec == afs_value_at(list, 99 - i) && afs_value_count(rec) == 40;
+            ok = ok && afs_value_get_int(afs_value_get(rec, key)) == (int64_t)((99 - i) * 100 + (size_t)(round % 39));
+            const afs_value *nested = afs_value_get(rec, "n");
+            ok = ok && afs_value_get_int(afs_value_at(nested, 1)) == (int64_t)(99 - i);
+            size_t len = 0;
+            const char *k = afs_value_key_at(rec, 39, &len);
+            ok = ok && k && strcmp(k, "n") == 0 && len == 1;
+        }
+    }
+    if (!ok) { pthread_mutex_lock(&lock); build_failures++; pthread_mutex_unlock(&lock); }
+    return NULL;
+}
+
+static void walk_records_from_threads(void) {
+    static char text[100 * 700 + 64];
+    size_t n = (size_t)sprintf(text, "{\"records\":[");
+    for (int i = 0; i < 100; i++) {
+        n += (size_t)sprintf(text + n, "%s{", i ? "," : "");
+        for (int j = 0; j < 39; j++) n += (size_t)sprintf(text + n, "\"k%d\":%d,", j, i * 100 + j);
+        n += (size_t)sprintf(text + n, "\"n\":[0,%d]}", i);
+    }
+    n += (size_t)sprintf(text + n, "]}");
+    records = afs_value_parse_json(text, n, NULL);
+    CHECK(records != NULL);
+    pthread_t r[BUILDERS];
+    for (int i = 0; i < BUILDERS; i++) pthread_create(&r[i], NULL, record_reader, NULL);
+    for (int i = 0; i < BUILDERS; i++) pthread_join(r[i], NULL);
+    CHECK(build_failures == 0);
+    afs_value_free(records);
+}
+
 int main(int argc, char **argv) {
     (void)argc;
     shared = afs_serializer_new(AFS_SERIALIZER_HTTP);
@@ -106,5 +151,6 @@ int main(int argc, char **argv) {
     CHECK(build_failures == 0);
     afs_value_free(parsed);
     afs_serializer_free(json);
+    walk_records_from_threads();
     return check_summary(argv[0]);
 }

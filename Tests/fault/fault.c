@@ -5,7 +5,8 @@
  * while being read, a full disk and failing close/rename while writing the body to a file,
  * a full disk, EINTR, short writes, unsupported kernel copies, EAGAIN and EIO on the
  * destination of afs_body_stream_write_to_fd, and a peer closing the socket (EPIPE with the
- * default SIGPIPE disposition).
+ * default SIGPIPE disposition); EINTR on a socket returned to the caller by interruptible
+ * writes (afs_body_stream_set_interruptible, afs_request_set_interruptible) and resumed.
  *
  * Every scenario runs in a forked child (a crash, a hang or a SIGPIPE death is reported,
  * not fatal) twice: once to warm up the library's one-time caches, once measured. It must
@@ -663,6 +664,51 @@ static void s_nonblocking_socket_eagain(void) {
     teardown(&fx);
 }
 
+/* Interruptible writes (issue 19): EINTR on the socket returns to the caller each time
+ * (AFS_E_IO, errno EINTR, position = bytes written), and calling again resumes; the peer
+ * gets every byte once. */
+static void socket_eintr_interruptible(int request) {
+    fixture fx;
+    setup(&fx);
+    int sv[2];
+    EXPECT(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) == 0);
+    reader_t rd = { sv[1], 0, {0} };
+    pthread_t th;
+    pthread_create(&th, NULL, reader, &rd);
+    size_t hlen = 0;
+    char *head = request ? afs_request_copy_head(fx.r, &hlen, NULL) : NULL;
+    if (request) afs_request_set_interruptible(fx.r, true);
+    else afs_body_stream_set_interruptible(fx.bs, true);
+    fault("op=sendfile|writev|write,path=socket:,times=3,errno=EINTR");
+    uint64_t w = 0, total = 0;
+    afs_error err;
+    int interrupted = 0, calls = 0;
+    afs_status st;
+    do {
+        memset(&err, 0, sizeof err);
+        st = request ? afs_request_write_to_fd(fx.r, sv[0], &w, &err) : afs_body_stream_write_to_fd(fx.bs, sv[0], &w, &err);
+        total += w;
+        calls++;
+        if (st == AFS_E_IO && err.os_errno == EINTR) {
+            interrupted++;
+            EXPECT(request || afs_body_stream_position(fx.bs) == total);
+            if (interrupted == 1) { outcome_from(&err); mask_number_after("offset "); }
+        }
+    } while (st == AFS_E_IO && err.os_errno == EINTR && calls < 10);
+    cur->fired = shim_fired();
+    fault("");
+    EXPECT(st == AFS_OK && interrupted == 3 && total == hlen + fx.ref.n);
+    close(sv[0]);
+    pthread_join(th, NULL);
+    EXPECT(rd.got.n == hlen + fx.ref.n && (!head || memcmp(rd.got.p, head, hlen) == 0));
+    EXPECT(rd.got.n >= hlen && memcmp(rd.got.p + hlen, fx.ref.p, fx.ref.n) == 0);
+    afs_free(head);
+    free(rd.got.p);
+    teardown(&fx);
+}
+static void s_socket_eintr_interruptible(void) { socket_eintr_interruptible(0); }
+static void s_request_eintr_interruptible(void) { socket_eintr_interruptible(1); }
+
 /* ---- afs_request_write_body_to_file ------------------------------------------------------------ */
 
 static int leftovers(void) {
@@ -946,6 +992,8 @@ static const scenario scenarios[] = {
     {"wfd-peer-closes-socket", "write_to_fd", "socket peer reads 30000 bytes and closes (SIGPIPE default)", s_peer_closes_socket},
     {"wfd-socket-short", "write_to_fd", "sendfile moves 1 byte and writev 3 bytes per call to a socket", s_socket_sendfile_short},
     {"wfd-nonblocking-eagain", "write_to_fd", "non-blocking socket with a full buffer (EAGAIN), then a reader", s_nonblocking_socket_eagain},
+    {"wfd-socket-eintr-interruptible", "write_to_fd", "afs_body_stream_set_interruptible: sendfile, writev and write to a socket interrupted (EINTR) 3 times, each returned to the caller, then resumed", s_socket_eintr_interruptible},
+    {"wfd-request-eintr-interruptible", "write_to_fd", "afs_request_set_interruptible: the request's writes to a socket interrupted (EINTR) 3 times, each returned to the caller, then resumed", s_request_eintr_interruptible},
     {"file-disk-full", "write_body_to_file", "disk full after 50000 bytes of the temporary file", s_file_disk_full},
     {"file-close-eio", "write_body_to_file", "close of the temporary file fails with EIO", s_file_close_eio},
     {"file-rename-fails", "write_body_to_file", "rename over the destination fails with EXDEV", s_file_rename_fails},

@@ -19,7 +19,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/time.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <unistd.h>
@@ -1218,6 +1221,196 @@ static void c_edge(void) {
     afs_serializer_free(s);
 }
 
+/* ---- issue 19: bounded in memory, time and framing ------------------------------------------ */
+
+static volatile sig_atomic_t alarms;
+static void on_alarm(int sig) { (void)sig; alarms++; }
+
+/* A JSON object of n keys of one length sharing their first 7 bytes. */
+static char *same_prefix_keys(int n, size_t *len) {
+    char *t = malloc((size_t)n * 24 + 4);
+    size_t k = 0;
+    t[k++] = '{';
+    for (int i = 0; i < n; i++) k += (size_t)sprintf(t + k, "%s\"aaaaaaa%08d\":%d", i ? "," : "", i, i);
+    t[k++] = '}';
+    t[k] = 0;
+    *len = k;
+    return t;
+}
+
+/* A write to a socketpair whose peer does not read, interrupted by SIGALRM (a handler
+ * without SA_RESTART) with the interruptible option on; then resumed while the peer drains
+ * (non-blocking descriptors, calls repeated after EAGAIN). `bs` NULL: the request. */
+static void interrupted_write(afs_request *r, afs_body_stream *bs, uint64_t total) {
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) { perror("socketpair"); exit(2); }
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_alarm;
+    sigaction(SIGALRM, &sa, &old);
+    struct itimerval once = { { 0, 0 }, { 0, 100000 } };
+    if (bs) afs_body_stream_set_interruptible(bs, true);
+    else afs_request_set_interruptible(r, true);
+    setitimer(ITIMER_REAL, &once, NULL);
+    uint64_t written = 0, sent = 0, got = 0;
+    afs_status st = bs ? afs_body_stream_write_to_fd(bs, sv[0], &written, fresh())
+                       : afs_request_write_to_fd(r, sv[0], &written, fresh());
+    sent += written;
+    const char *call = bs ? "afs_body_stream_write_to_fd" : "afs_request_write_to_fd";
+    note_row(bs ? "SIGALRM while a multipart body stream's write blocks on a peer that does not read, "
+                  "afs_body_stream_set_interruptible(bs, true)"
+                : "SIGALRM while a request's write blocks on a peer that does not read, afs_request_set_interruptible(r, true)",
+             call, st == AFS_E_IO && E.os_errno == EINTR && sent > 0 && sent < total,
+             "AFS_E_IO with os_errno EINTR: returned to the caller, \"interrupted by a signal ... (call again to continue)\"");
+    int interrupted = st == AFS_E_IO && E.os_errno == EINTR;
+    fcntl(sv[0], F_SETFL, O_NONBLOCK);
+    fcntl(sv[1], F_SETFL, O_NONBLOCK);
+    char sink[65536];
+    ssize_t k;
+    for (;;) {
+        st = bs ? afs_body_stream_write_to_fd(bs, sv[0], &written, fresh()) : afs_request_write_to_fd(r, sv[0], &written, fresh());
+        sent += written;
+        while ((k = read(sv[1], sink, sizeof sink)) > 0) got += (uint64_t)k;
+        if (st == AFS_OK || !(st == AFS_E_IO && (E.os_errno == EAGAIN || E.os_errno == EINTR))) break;
+    }
+    while ((k = read(sv[1], sink, sizeof sink)) > 0) got += (uint64_t)k;
+    note_row("the same write, called again while the peer drains", call,
+             interrupted && st == AFS_OK && sent == total && got == total,
+             "resumed where the signal stopped it: every byte once, AFS_OK");
+    sigaction(SIGALRM, &old, NULL);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+static void issue19(void) {
+    char text[300];
+    /* walking: a parsed document's members are views; every entry point tells them apart */
+    area = "value walk";
+    afs_value *doc = afs_value_parse_json("{\"a\":[1,2],\"b\":{\"c\":\"d\"}}", AFS_NTS, fresh());
+    const afs_value *a = afs_value_get(doc, "a"), *b = afs_value_get(doc, "b");
+    note_row("a member of a parsed document, asked for twice", "afs_value_get, afs_value_at",
+             a == afs_value_get(doc, "a") && a == afs_value_at(doc, 0), "the same borrowed pointer");
+    afs_status st = afs_request_set_header((afs_request *)a, "X", "y", fresh());
+    row("a parsed document's member given as a request", "afs_request_set_header", AFS_E_INVALID_ARGUMENT, st, &E, NULL);
+    st = afs_value_append((afs_value *)a, afs_value_new_int(3), fresh());
+    row("a parsed document's member given as a container to change", "afs_value_append", AFS_E_INVALID_ARGUMENT, st, &E, NULL);
+    afs_value_dict_set(doc, "a", AFS_NTS, afs_value_new_null(), fresh());
+    char *q = afs_query_string(a, fresh());
+    row("a parsed document's member after its slot was replaced", "afs_query_string", AFS_E_STATE, STATUS_OF(q), &E, NULL);
+    afs_free(q);
+    afs_value *holder = afs_value_new_array();
+    afs_value_append(holder, doc, fresh());
+    q = afs_query_string(b, fresh());
+    row("a parsed document's member after its root was consumed", "afs_query_string", AFS_E_STATE, STATUS_OF(q), &E, NULL);
+    afs_free(q);
+    note_row("the same member after its root was consumed", "afs_value_kind_of, afs_value_count",
+             afs_value_kind_of(b) == AFS_VALUE_NULL && afs_value_count(b) == 0, "AFS_VALUE_NULL, 0 (as for NULL)");
+    afs_value_free(holder);
+
+    /* linear in the input */
+    area = "complexity";
+    size_t n;
+    char *keys = same_prefix_keys(16000, &n);
+    afs_value *v = afs_value_parse_json(keys, n, fresh());
+    snprintf(text, sizeof text, "parsed: %zu keys (the repeated-key check hashes whole keys: linear)", afs_value_count(v));
+    row("a JSON object of 16,000 keys sharing their length and first 7 bytes (`{\"aaaaaaa00000000\":0,...}`)",
+        "afs_value_parse_json", AFS_OK, STATUS_OF(v), &E, text);
+    afs_value_free(v);
+    free(keys);
+    afs_value *set = afs_value_new_set();
+    for (int i = 0; i < 4000; i++) {
+        afs_value *member = afs_value_new_set();
+        afs_value_append(member, afs_value_new_int(i), NULL);
+        afs_value_append(set, member, NULL);
+    }
+    size_t plen = 0;
+    uint8_t *pickle = afs_value_to_pickle(set, &plen, fresh());
+    v = afs_value_from_pickle(pickle, plen, fresh());
+    snprintf(text, sizeof text, "read: a set of %zu members (containers hash by content: linear)", afs_value_count(v));
+    row("a pickled set of 4,000 distinct one-member sets", "afs_value_from_pickle", AFS_OK, STATUS_OF(v), &E, text);
+    afs_value_free(v);
+    afs_free(pickle);
+    afs_value_free(set);
+    static char type_text[4000][32];
+    const char *types[4001];
+    for (int i = 0; i < 4000; i++) {
+        snprintf(type_text[i], sizeof type_text[i], "application/x-t%d", i);
+        types[i] = type_text[i];
+    }
+    types[4000] = "APPLICATION/X-T0";
+    afs_response_serializer *rs = afs_response_serializer_new(AFS_RESPONSE_JSON);
+    st = afs_response_serializer_set_acceptable_content_types(rs, types, 4001, fresh());
+    row("4,001 acceptable content types, the last a repeat in other case", "afs_response_serializer_set_acceptable_content_types",
+        AFS_OK, st, &E, "deduped through a set: linear");
+    afs_response_serializer_free(rs);
+
+    /* the library owns the framing */
+    area = "framing";
+    afs_serializer *s = http();
+    afs_value *params = afs_value_new_dict();
+    afs_value_dict_set(params, "a", AFS_NTS, afs_value_new_string("b", AFS_NTS, NULL), NULL);
+    afs_request *r = afs_serializer_request(s, "POST", "http://example.com/x", params, fresh());
+    const char *names[] = { "Content-Length", "transfer-encoding", "CONTENT-LENGTH" };
+    const char *values[] = { "5", "chunked", NULL };
+    for (int i = 0; i < 3; i++) {
+        snprintf(text, sizeof text, "%s: %s set on a request", names[i], values[i] ? values[i] : "(NULL: remove)");
+        st = afs_request_set_header(r, names[i], values[i], fresh());
+        row(text, "afs_request_set_header", AFS_E_INVALID_HEADER, st, &E, NULL);
+    }
+    st = afs_serializer_set_header(s, "Transfer-Encoding", "chunked", fresh());
+    row("Transfer-Encoding: chunked as a serializer default", "afs_serializer_set_header", AFS_E_INVALID_HEADER, st, &E, NULL);
+    st = afs_serializer_set_header(s, "Content-Length", "300", fresh());
+    row("Content-Length: 300 as a serializer default", "afs_serializer_set_header", AFS_E_INVALID_HEADER, st, &E, NULL);
+    size_t hlen = 0;
+    char *head = afs_request_copy_head(r, &hlen, fresh());
+    int framings = 0;
+    for (const char *p = head; p && (p = strstr(p, "\r\nContent-Length: ")) != NULL; p++) framings++;
+    note_row("a form POST after the refused framing headers", "afs_request_copy_head",
+             head && framings == 1 && strstr(head, "\r\nContent-Length: 3\r\n") && !strstr(head, "Transfer-Encoding"),
+             "exactly one framing: Content-Length: 3 (the body's)");
+    afs_free(head);
+    afs_request_free(r);
+    afs_form *form = afs_serializer_multipart_form(s, "POST", "http://example.com/up", NULL, fresh());
+    const char *pn[] = { "Content-Disposition", "Content-Length" }, *pv[] = { "form-data; name=\"x\"", "999" };
+    st = afs_form_append_part(form, pn, pv, 2, "abc", 3, fresh());
+    row("a part header `Content-Length: 999` (inside the body, never in the request head)", "afs_form_append_part",
+        AFS_OK, st, &E, "kept in the part; the request head is framed by the library");
+    r = afs_form_finish(form, fresh());
+    head = afs_request_copy_head(r, &hlen, NULL);
+    framings = 0;
+    for (const char *p = head; p && (p = strstr(p, "\r\nContent-Length: ")) != NULL; p++) framings++;
+    snprintf(text, sizeof text, "Content-Length: %llu", (unsigned long long)afs_body_stream_content_length(afs_request_body_stream(r)));
+    note_row("the multipart request of that form", "afs_request_copy_head", head && framings == 1 && strstr(head, text) != NULL,
+             "exactly one framing: the body stream's exact length");
+    afs_free(head);
+    afs_request_free(r);
+    afs_form_free(form);
+
+    /* interruptible writes */
+    area = "interruptible write";
+    static char big[4 << 20];
+    memset(big, 'x', sizeof big);
+    afs_value_free(params);
+    params = afs_value_new_dict();
+    afs_value_dict_set(params, "blob", AFS_NTS, afs_value_new_string(big, sizeof big, NULL), NULL);
+    r = afs_serializer_request(s, "POST", "http://example.com/x", params, fresh());
+    head = afs_request_copy_head(r, &hlen, NULL);
+    size_t blen = 0;
+    afs_request_body(r, &blen);
+    afs_free(head);
+    interrupted_write(r, NULL, hlen + blen);
+    afs_request_free(r);
+    form = afs_serializer_multipart_form(s, "POST", "http://example.com/up", NULL, fresh());
+    afs_form_append_file_data(form, big, sizeof big, "blob", "b.bin", "application/octet-stream", fresh());
+    r = afs_form_finish(form, fresh());
+    afs_body_stream *bs = afs_request_body_stream(r);
+    interrupted_write(r, bs, afs_body_stream_content_length(bs));
+    afs_request_free(r);
+    afs_form_free(form);
+    afs_value_free(params);
+    afs_serializer_free(s);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -1236,6 +1429,7 @@ int main(int argc, char **argv) {
     response();
     handles();
     c_edge();
+    issue19();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "matrix: could not remove %s\n", tmp);

@@ -204,8 +204,22 @@ public final class JSONDocument: @unchecked Sendable {
             table = t
         }
 
+        /// Number of members.
+        public var count: Int { starts.count }
         /// The node of member `i`: an array's element, a dictionary's value.
         public func value(_ i: Int) -> Int { isDict ? starts[i] &+ 1 : starts[i] }
+        /// The member whose subtree (a dictionary's key and value) holds `node`, or nil when
+        /// `node` is not inside the container.
+        public func slot(containing node: Int) -> Int? {
+            guard let first = starts.first, node >= first else { return nil }
+            var lo = 0, hi = starts.count  // the last start <= node is in lo..<hi
+            while hi &- lo > 1 {
+                let mid = (lo &+ hi) >> 1
+                if starts[mid] <= node { lo = mid } else { hi = mid }
+            }
+            let end = doc.next(isDict ? starts[lo] &+ 1 : starts[lo])
+            return node < end ? lo : nil
+        }
         /// The key node of member `i` of a dictionary.
         public func key(_ i: Int) -> Int { starts[i] }
 
@@ -230,7 +244,7 @@ public final class JSONDocument: @unchecked Sendable {
     }
 
     @inline(__always)
-    static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
+    public static func same(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         a.count == b.count && (a.count == 0 || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0)
     }
 
@@ -362,11 +376,11 @@ struct TapeBuilder: ~Copyable {
         let n = keys.count &- start
         if n < 2 || repeatedKeys { return }
         let k = keys.base + start, f = prints.base + start
-        // Keys differ where their prints differ; equal prints of keys up to 7 bytes are
-        // equal keys, longer ones are compared.
+        // Keys differ where their prints (a hash of the whole key) differ; equal prints are
+        // compared byte by byte.
         @inline(__always)
         func equal(_ a: Int, _ b: Int) -> Bool {
-            f[a] == f[b] && (f[a] >> 56 <= 7 || JSONDocument.same(string(k[a], text), string(k[b], text)))
+            f[a] == f[b] && JSONDocument.same(string(k[a], text), string(k[b], text))
         }
         if n <= 16 {
             for a in 1..<n {
@@ -399,12 +413,26 @@ struct TapeBuilder: ~Copyable {
         }
     }
 
-    /// A key's length (up to 255) in the top byte and its first 7 bytes below.
+    /// A hash of the whole key, 8 bytes at a time (keys that share a prefix and a length
+    /// still spread over the table: the check stays linear for any keys).
     @inline(__always)
     static func keyPrint(_ key: UnsafePointer<UInt8>, _ length: Int) -> UInt64 {
-        var v = UInt64(Swift.min(length, 255)) << 56
-        for j in 0..<Swift.min(length, 7) { v |= UInt64(key[j]) << (8 &* UInt64(j)) }
-        return v
+        let m: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var h = UInt64(truncatingIfNeeded: length) &* m
+        let raw = UnsafeRawPointer(key)
+        var j = 0
+        while j &+ 8 <= length {
+            h = (h ^ raw.loadUnaligned(fromByteOffset: j, as: UInt64.self)) &* m
+            h ^= h >> 29
+            j &+= 8
+        }
+        if j < length {
+            var tail: UInt64 = 0
+            for t in j..<length { tail |= UInt64(key[t]) << (8 &* UInt64(t &- j)) }
+            h = (h ^ tail) &* m
+            h ^= h >> 29
+        }
+        return h
     }
 
     /// The text of string node `i`.

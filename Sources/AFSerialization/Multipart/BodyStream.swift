@@ -63,6 +63,12 @@ public final class MultipartBodyStream: @unchecked Sendable {
     @exclusivity(unchecked) public var packetSize: Int = Int.max
     /// Seconds to sleep after each chunk (AFNetworking's `delay`).
     @exclusivity(unchecked) public var delay: Double = 0
+    /// Whether `write(to:written:)` returns to its caller when a signal interrupts it
+    /// (`EINTR`, or a short write to a pipe or socket, which on a blocking descriptor only a
+    /// signal causes) instead of writing on: it throws `.io` with errno `EINTR` and the
+    /// stream is resumable exactly as after `EAGAIN`. Off by default (EINTR is retried).
+    /// C: `afs_body_stream_set_interruptible`.
+    @exclusivity(unchecked) public var returnsOnInterrupt = false
     /// Called after every successful read or write with (bytes delivered so far, total).
     /// C: `afs_body_stream_set_progress`.
     @exclusivity(unchecked) public var progress: ((UInt64, UInt64) -> Void)?
@@ -514,6 +520,12 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// - Throws: `.state`, the sticky error, `.io` (destination or source, with errno),
     ///   `.lengthMismatch`, `.unsupported`.
     public func write(to out: Int32, written: inout UInt64) throws {
+        try write(to: out, written: &written, interruptible: returnsOnInterrupt)
+    }
+
+    /// `write(to:written:)`, returning on a signal when `interruptible` (see
+    /// `returnsOnInterrupt`).
+    public func write(to out: Int32, written: inout UInt64, interruptible: Bool) throws {
         written = 0
         if isClosed { throw closedError() }
         if let e = error { throw e }
@@ -528,10 +540,16 @@ public final class MultipartBodyStream: @unchecked Sendable {
         defer { sig.restore() }
         var kernel = true
         var kernelPart = -1
+        // Interruptible: an EINTR, or a short write to a pipe or socket, returns to the
+        // caller (after the bytes written are counted).
+        let stopsOnSignal = interruptible && !regular
+        self.stopsOnSignal = stopsOnSignal
+        defer { self.stopsOnSignal = false }
         while phase != .end {
             let part = parts[partIndex]
             let chunk = Swift.min(packetSize, MultipartBodyStream.writeStep)
             var did = 0
+            var wanted = 0
             switch (phase, part.source) {
             case (.body, .file):
                 if kernelPart != partIndex {
@@ -549,7 +567,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
                     let r = kernelCopy(to: out, regular: regular, want)
                     if r > 0 {
                         did = r
+                        wanted = want
                     } else if r < 0 && errno == EINTR {
+                        if stopsOnSignal { throw destinationError(out, EINTR, &sig) }
                         continue
                     } else if r < 0 && errno == EAGAIN {
                         throw destinationError(out, errno, &sig)
@@ -568,6 +588,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                         return r
                     }
                     did = try writeSome(out, tmp, r, &sig)
+                    wanted = r
                 }
                 offset += UInt64(did)
             case (.body, .stream(let src)):
@@ -587,17 +608,19 @@ public final class MultipartBodyStream: @unchecked Sendable {
                     carryStart = 0
                     carryCount = r
                 }
+                wanted = carryCount
                 did = try writeSome(out, scratch! + carryStart, carryCount, &sig)
                 offset += UInt64(did)
                 takeCarry(did)
             default:
-                did = try writeMemory(out, chunk, &sig)
+                did = try writeMemory(out, chunk, &sig, wanted: &wanted)
             }
             if did > 0 {
                 position += UInt64(did)
                 written += UInt64(did)
                 if report(), let e = error { throw e }
                 if delay > 0 { MultipartBodyStream.sleep(delay) }
+                if stopsOnSignal && did < wanted { throw interruptedError(out) }
             }
         }
     }
@@ -633,7 +656,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
 
     /// Writes consecutive in-memory phases (boundaries, headers, memory bodies) with one
     /// `writev`, and moves the cursor by what was written.
-    func writeMemory(_ out: Int32, _ chunk: Int, _ sig: inout SigpipeGuard) throws -> Int {
+    func writeMemory(_ out: Int32, _ chunk: Int, _ sig: inout SigpipeGuard, wanted: inout Int) throws -> Int {
         let iov = try iovecs()
         var count = 0, total = 0
         // Walk a copy of the cursor over the in-memory phases.
@@ -674,8 +697,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
             return 0
         }
         var r: Int
-        repeat { r = writev(out, iov, Int32(count)) } while r < 0 && errno == EINTR
+        repeat { r = writev(out, iov, Int32(count)) } while r < 0 && errno == EINTR && !stopsOnSignal
         if r < 0 { throw destinationError(out, errno, &sig) }
+        wanted = total
         advanceMemory(r)
         return r
     }
@@ -715,9 +739,17 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// One `write` of up to `count` bytes (retrying EINTR).
     func writeSome(_ out: Int32, _ p: UnsafeMutablePointer<UInt8>, _ count: Int, _ sig: inout SigpipeGuard) throws -> Int {
         var r: Int
-        repeat { r = Platform.write(out, p, count) } while r < 0 && errno == EINTR
+        repeat { r = Platform.write(out, p, count) } while r < 0 && errno == EINTR && !stopsOnSignal
         if r < 0 { throw destinationError(out, errno, &sig) }
         return r
+    }
+
+    /// Set while an interruptible `write(to:)` runs on a pipe or socket.
+    @exclusivity(unchecked) var stopsOnSignal = false
+
+    /// A short write in an interruptible write: a signal came (resumable, errno EINTR).
+    func interruptedError(_ out: Int32) -> AFSError {
+        AFSError(.io, "writing the body to file descriptor \(out) was interrupted by a signal at body offset \(position) (call again to continue)", osErrno: EINTR)
     }
 
     func destinationError(_ out: Int32, _ e: Int32, _ sig: inout SigpipeGuard) -> AFSError {

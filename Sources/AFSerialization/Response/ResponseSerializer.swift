@@ -101,13 +101,14 @@ public struct ResponseSerializer: Sendable {
         var list: [String]? = nil
         if let types = types, !types.isEmpty {
             var out: [String] = []
+            var seen = Set<ByteKey>()  // deduped through a set: linear in the list
             for (i, t) in types.enumerated() {
                 guard ResponseSerializer.isMediaType(t) else {
                     throw AFSError(.invalidArgument,
                                    "acceptable content type \(i) \(HTTPSyntax.quote(t)) is not a MIME type of the form type/subtype without parameters")
                 }
                 let lower = asciiLowercased(t)
-                if !out.contains(where: { $0.utf8.elementsEqual(lower.utf8) }) { out.append(lower) }
+                if seen.insert(ByteKey(lower)).inserted { out.append(lower) }
             }
             list = out
         }

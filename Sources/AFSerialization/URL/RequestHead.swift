@@ -8,9 +8,13 @@ extension Request {
     /// - `Authorization: Basic base64(user:password)` from the URL's userinfo,
     ///   percent-decoded, unless the request sets `Authorization` (then the userinfo is
     ///   dropped: it never reaches the wire otherwise);
-    /// - the request's headers in order;
-    /// - `Content-Length` when the request has a body (also an empty one) and neither
-    ///   `Content-Length` nor `Transfer-Encoding` is set;
+    /// - the request's headers in order, but for the framing: exactly one `Content-Length`
+    ///   with the length of the bytes that follow when the request has a body (also an
+    ///   empty one), none without a body (a request without framing has an empty body,
+    ///   RFC 9112 section 6.3). A `Content-Length` among the headers (a multipart request's,
+    ///   set by `MultipartForm.finish`) gives its place to that line; any other
+    ///   `Content-Length` or `Transfer-Encoding` in `headers` (callers cannot set them
+    ///   through `setHeader`; Swift code may through `headers`) is left out;
     /// - an empty line.
     /// C: `afs_request_copy_head`.
     /// - Throws: `.badURL` when the URL has no authority or an empty host (HTTP/1.1 needs a
@@ -47,18 +51,22 @@ extension Request {
             credentials.withUnsafeBufferPointer { Base64.encode($0, to: &w) }
             line("Authorization", "Basic " + (try w.toString()))
         }
+        // The one framing: the length of the bytes `write(to:)` sends after the head.
+        let length: String? = bodyCount.map { String($0) } ?? bodyStream.map { String($0.contentLength) }
+        var framed = false
         for (name, value) in headers {
             try HTTPSyntax.validateHeaderName(name)
+            if HTTPSyntax.isFramingHeader(name) {
+                if let n = length, !framed, asciiLowercased(name) == "content-length" {
+                    line("Content-Length", n)
+                    framed = true
+                }
+                continue
+            }
             try HTTPSyntax.validateHeaderValue(value, name: name)
             line(name, value)
         }
-        if headers.index(of: "Content-Length") == nil && headers.index(of: "Transfer-Encoding") == nil {
-            if let b = body {
-                line("Content-Length", String(b.count))
-            } else if let s = bodyStream {
-                line("Content-Length", String(s.contentLength))
-            }
-        }
+        if let n = length, !framed { line("Content-Length", n) }
         out.append(contentsOf: "\r\n".utf8)
         return out
     }
@@ -87,9 +95,13 @@ extension Request {
     /// 0 again and the next call writes the whole request again (a multipart body is then
     /// sought back to its start). A multipart body goes through the body stream's
     /// writer (`sendfile`/`copy_file_range` for file parts). C: `afs_request_write_to_fd`.
+    /// `interruptible`: a signal returns to the caller (`.io` with errno `EINTR`, after an
+    /// `EINTR` or a short write to a pipe or socket, which on a blocking descriptor only a
+    /// signal causes), resumable exactly as after `EAGAIN`; otherwise EINTR is retried.
     /// - Throws: as `head()`; `.io` (with errno) for a failing write; the body stream's
     ///   errors.
-    public func write(to fd: Int32, offset wireOffset: inout UInt64, written: inout UInt64) throws {
+    public func write(to fd: Int32, offset wireOffset: inout UInt64, written: inout UInt64,
+                      interruptible: Bool = false) throws {
         written = 0
         let head = try self.head()
         let headCount = UInt64(head.count)
@@ -103,21 +115,26 @@ extension Request {
         }
         var sig = SigpipeGuard(active: (st.st_mode & S_IFMT) != S_IFREG)
         defer { sig.restore() }
+        let stopsOnSignal = interruptible && (st.st_mode & S_IFMT) != S_IFREG
         func put(_ bytes: UnsafeBufferPointer<UInt8>, from start: UInt64, what: String) throws {
             var k = Int(start)
             while k < bytes.count {
                 var r: Int
                 repeat {
                     r = Platform.write(fd, bytes.baseAddress! + k, bytes.count - k)
-                } while r < 0 && errno == EINTR
+                } while r < 0 && errno == EINTR && !stopsOnSignal
                 if r < 0 {
                     let e = errno
                     if e == EPIPE { sig.sawEPIPE = true }
                     throw AFSError(.io, "writing the request \(what) to file descriptor \(fd) failed at request offset \(wireOffset): \(errorText(e))", osErrno: e)
                 }
+                let short = r < bytes.count - k
                 k += r
                 wireOffset += UInt64(r)
                 written += UInt64(r)
+                if stopsOnSignal && short {
+                    throw AFSError(.io, "writing the request \(what) to file descriptor \(fd) was interrupted by a signal at request offset \(wireOffset) (call again to continue)", osErrno: EINTR)
+                }
             }
         }
         if wireOffset < headCount {
@@ -130,7 +147,7 @@ extension Request {
             sig.restore()
             var n: UInt64 = 0
             defer { written += n }
-            try s.write(to: fd, written: &n)
+            try s.write(to: fd, written: &n, interruptible: interruptible || s.returnsOnInterrupt)
         }
         wireOffset = 0  // complete: the next call starts over
     }

@@ -43,6 +43,9 @@ void cafs_global_release(void);
  */
 void *cafs_slot_load(void *const *slot);
 void *cafs_slot_publish(void **slot, void *candidate);
+/* Stores `value` into `*slot` with release ordering (the parsed documents' view registry
+ * clears a slot with it). */
+void cafs_slot_store(void **slot, void *value);
 
 #ifdef __cplusplus
 }

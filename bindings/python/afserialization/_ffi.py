@@ -266,6 +266,7 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_serializer_set_base_url", c_int, [c_serializer_p, c_char_p, _E], _STATUS),
     ("afs_request_copy_head", c_void_p, [c_request_p, POINTER(c_size_t), _E], _OWNED),
     ("afs_request_write_to_fd", c_int, [c_request_p, c_int, POINTER(c_uint64), _E], _STATUS),
+    ("afs_request_set_interruptible", None, [c_request_p, c_bool], None),
     # 7. multipart
     ("afs_serializer_multipart_form", c_form_p,
      [c_serializer_p, c_char_p, c_char_p, c_value_p, _E], _HANDLE),
@@ -297,6 +298,7 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_body_stream_seek", c_int, [c_body_stream_p, c_uint64, _E], _STATUS),
     ("afs_body_stream_position", c_uint64, [c_body_stream_p], None),
     ("afs_body_stream_write_to_fd", c_int, [c_body_stream_p, c_int, POINTER(c_uint64), _E], _STATUS),
+    ("afs_body_stream_set_interruptible", None, [c_body_stream_p, c_bool], None),
     ("afs_body_stream_set_progress", None, [c_body_stream_p, PROGRESS_FN, c_void_p], None),
     ("afs_body_stream_set_progress_cancel", None, [c_body_stream_p, PROGRESS_CANCEL_FN, c_void_p], None),
     # 9. response side (declared for the response bindings; afs_response_object returns a
@@ -471,3 +473,18 @@ _raw_free = lib.raw.afs_free
 
 #: The C callback objects must outlive every C object that may call them.
 KEEP_ALIVE: Dict[str, Any] = {}
+
+
+# Interruptible writes (issue 19): the write loops ask the library to return on a signal
+# (afs_request_set_interruptible, afs_body_stream_set_interruptible) and run the
+# interpreter's pending signal handlers between attempts, so Ctrl-C (KeyboardInterrupt, or
+# whatever a handler raises) stops a write to a peer that stopped reading.
+_check_signals = ctypes.pythonapi.PyErr_CheckSignals
+_check_signals.argtypes = []
+_check_signals.restype = ctypes.c_int
+
+
+def check_signals() -> None:
+    """Runs pending signal handlers (PyErr_CheckSignals); what a handler raises propagates
+    (ctypes' pythonapi raises the exception it leaves set)."""
+    _check_signals()

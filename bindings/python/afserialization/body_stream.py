@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import errno
 import io
 import os
 import socket
@@ -257,21 +258,32 @@ class BodyStream(io.RawIOBase):
         updated afterwards), a socket, or a raw file descriptor. A socket with a timeout is
         switched to blocking mode for the call (the library needs a blocking descriptor) and
         restored afterwards. On failure the stream's position reflects exactly what was
-        written (the exception's ``bytes_written``), so the call can be repeated.
+        written (the exception's ``bytes_written``), so the call can be repeated. A signal
+        (Ctrl-C) interrupts the write: its handler runs at once (``KeyboardInterrupt``
+        propagates) and the stream stays resumable at what was written
+        (``afs_body_stream_set_interruptible``).
         """
         ptr = self._get()
         fd, restore = _descriptor(target)
-        written = c_uint64(0)
+        lib.afs_body_stream_set_interruptible(ptr, True)
+        total = 0
         self._writing = True
         try:
-            lib.afs_body_stream_write_to_fd(ptr, fd, byref(written))
-        except SerializationError as e:
-            e.bytes_written = written.value  # type: ignore[attr-defined]
-            raise
+            while True:
+                written = c_uint64(0)
+                try:
+                    lib.afs_body_stream_write_to_fd(ptr, fd, byref(written))
+                    return total + written.value
+                except SerializationError as e:
+                    total += written.value
+                    if e.os_errno == errno.EINTR:  # a signal: run its handler, then go on
+                        _ffi.check_signals()
+                        continue
+                    e.bytes_written = total  # type: ignore[attr-defined]
+                    raise
         finally:
             self._writing = False
             restore()
-        return written.value
 
     # -- asyncio --------------------------------------------------------------------------
     # Reads run in the event loop's default executor (a thread): a file part's disk reads

@@ -130,7 +130,8 @@ InvalidMethodError = _status_class(
     "AFS_E_INVALID_METHOD: the method is not an HTTP token, or GET/HEAD with a multipart body.")
 InvalidHeaderError = _status_class(
     "InvalidHeaderError", Status.INVALID_HEADER,
-    "AFS_E_INVALID_HEADER: a header name that is not a token, or CR/LF/NUL in a value.")
+    "AFS_E_INVALID_HEADER: a header name that is not a token, CR/LF/NUL in a value, or "
+    "Content-Length / Transfer-Encoding set by the caller (the library frames the body).")
 InvalidJSONError = _status_class(
     "InvalidJSONError", Status.INVALID_JSON,
     "AFS_E_INVALID_JSON: parameters not representable as JSON, or malformed JSON text.")

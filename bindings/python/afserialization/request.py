@@ -38,7 +38,8 @@ class RequestHeaders(MutableMapping):
     """The headers of a :class:`Request`, live on the C request: insertion order, names
     compared case-insensitively (``h["content-type"]`` finds ``Content-Type``). Setting a
     header validates it (``InvalidHeaderError`` for a name that is not a token or a value
-    with CR, LF or NUL); setting ``None`` or deleting removes it (``del`` raises
+    with CR, LF or NUL, and for ``Content-Length`` and ``Transfer-Encoding``: the library
+    frames the body, with exactly one Content-Length matching the bytes it sends); setting ``None`` or deleting removes it (``del`` raises
     ``KeyError`` for a header that is not there; ``= None`` does not, as in C).
 
     Reads come from the request's snapshot (one library call after each change)."""
@@ -326,7 +327,10 @@ class Request(HandleOwner):
         is updated afterwards) or a raw file descriptor. A socket with a timeout or in
         non-blocking mode is written as far as it takes and waited on until writable (the C
         call resumes where it stopped), with the socket's timeout as the limit for each wait.
-        After a complete write, calling again writes the whole request again.
+        After a complete write, calling again writes the whole request again. A signal
+        (Ctrl-C) interrupts the write: its handler runs at once (``KeyboardInterrupt``
+        propagates) and the request stays resumable: calling again continues where it
+        stopped (``afs_request_set_interruptible``).
 
         Raises:
             StreamIOError (``bytes_written`` says how far it got; calling again resumes),
@@ -341,7 +345,9 @@ class Request(HandleOwner):
             fd, restore = target.fileno(), (lambda: None)
         else:
             fd, restore = _descriptor(target)
+        from ._ffi import check_signals
         ptr = self._h.get()
+        lib.afs_request_set_interruptible(ptr, True)
         total = 0
         try:
             while True:
@@ -351,6 +357,9 @@ class Request(HandleOwner):
                     return total + written.value
                 except SerializationError as e:
                     total += written.value
+                    if e.os_errno == errno.EINTR:  # a signal: run its handler, then go on
+                        check_signals()
+                        continue
                     if e.os_errno in (errno.EAGAIN, errno.EWOULDBLOCK):
                         _, ready, _ = select.select([], [fd], [], timeout)
                         if ready:
