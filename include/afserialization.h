@@ -1298,7 +1298,8 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
  *   - Transfer-Encoding whose last coding is chunked: de-chunked (chunk extensions are
  *     checked and ignored, trailers kept); other transfer codings listed before chunked
  *     (gzip, deflate, br, zstd) are always decoded; when the last coding is not chunked
- *     the body runs to the end of the connection; an unknown transfer coding is
+ *     the body runs to the end of the connection (decoded when chunked is absent, as sent
+ *     when chunked is listed before another coding); an unknown transfer coding is
  *     AFS_E_BAD_RESPONSE;
  *   - else Content-Length (a list of identical values is one value); else the body runs to
  *     the end of the connection (call afs_response_reader_eof when it closes).

@@ -474,22 +474,28 @@ public final class ResponseReader {
         let te = listElements(ResponseReader.transferEncodingName)
         var transfer: [ContentCoding] = []
         var chunked = false
+        var rawToEOF = false
         let hasTE = !te.isEmpty
         if hasTE {
             if length != nil { throw bad("both Content-Length and Transfer-Encoding (request smuggling guard)", at: endOffset) }
             if version == 10 { throw bad("Transfer-Encoding in an HTTP/1.0 response", at: endOffset) }
-            for (k, e) in te.enumerated() {
+            var tokens: [String] = []
+            for e in te {
                 let tok = String(decoding: e.prefix { $0 != 0x3B && $0 != 0x20 && $0 != 0x09 }, as: UTF8.self).lowercased()
-                if tok.isEmpty { continue }
-                if chunked { throw bad("Transfer-Encoding lists a coding after chunked", at: endOffset) }
-                if tok == "chunked" {
-                    chunked = true
-                } else if tok == "identity" {
-                    continue
-                } else if let c = ContentCoding(token: tok) {
+                if !tok.isEmpty { tokens.append(tok) }
+            }
+            chunked = tokens.last == "chunked"
+            if tokens.dropLast().contains("chunked") {
+                // chunked is not the last coding: the body runs to the end of the connection
+                // (RFC 9112 6.3 rule 4), delivered as sent (its codings cannot be undone).
+                rawToEOF = true
+                chunked = false
+            } else {
+                for (k, tok) in tokens.enumerated() where tok != "chunked" && tok != "identity" {
+                    guard let c = ContentCoding(token: tok) else {
+                        throw bad("unknown transfer coding \(HTTPSyntax.quote(tok)) (element \(k + 1) of Transfer-Encoding)", at: endOffset)
+                    }
                     transfer.append(c)
-                } else {
-                    throw bad("unknown transfer coding \(HTTPSyntax.quote(tok)) (element \(k + 1) of Transfer-Encoding)", at: endOffset)
                 }
             }
         }
@@ -503,7 +509,7 @@ public final class ResponseReader {
         }
         // Decoders: content codings applied first, then transfer codings.
         var applied: [ContentCoding] = []
-        if decodesContent {
+        if decodesContent && !rawToEOF {
             var ce: [ContentCoding] = []
             var unknown = false
             for e in listElements(ResponseReader.contentEncodingName) {
