@@ -1498,8 +1498,9 @@ AFS_API int afs_response_reader_interim_status(const afs_response_reader *rd, si
  * of Content-Type, else `fallback_charset` (NULL: "utf-8"). Labels are WHATWG's
  * ("iso-8859-1", "latin1" and "ascii" mean windows-1252); decoded: UTF-8, UTF-16LE/BE, the
  * single-byte encodings, x-user-defined, replacement; invalid sequences become U+FFFD (for
- * UTF-8 one per maximal subpart). `len` (may be NULL) gets the length; the text may hold
- * NUL bytes.
+ * UTF-8 one per maximal subpart). JSON (application/json, text/json, +json) is UTF-8 as
+ * RFC 8259 says: a UTF-8 BOM is removed, the charset parameter and fallback are not used.
+ * `len` (may be NULL) gets the length; the text may hold NUL bytes.
  * Statuses: AFS_E_STATE (not done, or the body went to a callback), AFS_E_ENCODING (an
  * unknown label, named; or a known multi-byte CJK encoding this library does not decode),
  * AFS_E_NO_MEMORY, AFS_E_INVALID_ARGUMENT.

@@ -39,6 +39,15 @@ public enum TextDecoding {
 
     static func isASCIIWhitespace(_ c: UInt8) -> Bool { c == 0x09 || c == 0x0A || c == 0x0C || c == 0x0D || c == 0x20 }
 
+    /// application/json, text/json or a `+json` type.
+    static func isJSON(_ contentType: String?) -> Bool {
+        guard let ct = contentType else { return false }
+        let mime = ct.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map {
+            String($0.trimmingASCIIWhitespace()).lowercased()
+        } ?? ""
+        return mime == "application/json" || mime == "text/json" || mime.hasSuffix("+json")
+    }
+
     /// The `charset` parameter of a Content-Type value, unquoted; nil when absent.
     public static func charsetParameter(_ contentType: String?) -> String? {
         guard let ct = contentType else { return nil }
@@ -62,6 +71,12 @@ public enum TextDecoding {
     public static func decode(_ body: UnsafeBufferPointer<UInt8>, contentType: String?, fallback: String?) throws(AFSError) -> [UInt8] {
         var enc: Encoding
         var start = 0
+        if isJSON(contentType) {
+            // RFC 8259 8.1: JSON text is UTF-8; a UTF-8 BOM is tolerated (and removed). The
+            // charset parameter and the fallback do not apply.
+            let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
+            return try decode(UnsafeBufferPointer(rebasing: body[(bom ? 3 : 0)...]), as: .utf8)
+        }
         if body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF {
             enc = .utf8
             start = 3
