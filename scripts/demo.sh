@@ -12,7 +12,8 @@ cd "$root"
 # shellcheck source=scripts/env.sh
 . "$root/scripts/env.sh"          # the project's virtual environment: python3, cmake
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
-cmake --build build -j2 --target upload_with_curl print_requests >&2
+cmake --build build -j2 --target upload_with_curl print_requests get_with_socket >&2
 export AFSERIALIZATION_LIBRARY="$root/build/lib/libafserialization.so"
 export AFS_UPLOAD_WITH_CURL="$root/build/upload_with_curl"
+export AFS_GET_WITH_SOCKET="$root/build/get_with_socket"
 exec python3 "$root/scripts/demo.py" "$@"
