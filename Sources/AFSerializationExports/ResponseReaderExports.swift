@@ -11,6 +11,17 @@ final class ResponseReaderHandle: Handle {
     override class var cName: String { "afs_response_reader" }
 }
 
+/// Runs `body` on the reader behind `rd` without retaining it (the hot getters and the feed
+/// loop); `orElse` for NULL or a handle of another kind.
+@inline(__always)
+private func withReader<R>(_ rd: OpaquePointer?, orElse: R, _ body: (ResponseReader) throws -> R) rethrows -> R {
+    guard let rd = rd else { return orElse }
+    return try Unmanaged<Handle>.fromOpaque(UnsafeRawPointer(rd))._withUnsafeGuaranteedRef { h in
+        guard type(of: h) == ResponseReaderHandle.self else { return orElse }
+        return try body(unsafeDowncast(h, to: ResponseReaderHandle.self).reader)
+    }
+}
+
 private func readerArg(_ rd: OpaquePointer?) throws -> ResponseReader {
     try unbox(rd, ResponseReaderHandle.self, "reader").reader
 }
@@ -29,16 +40,20 @@ public func afs_response_reader_feed(_ rd: OpaquePointer?, _ bytes: UnsafePointe
                                      _ consumed: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     consumed?.pointee = 0
     return status(err) {
-        let r = try readerArg(rd)
         let b = try dataArg(UnsafeRawPointer(bytes), len, "bytes", lenName: "len")
-        let before = r.offset
-        do {
-            let n = try r.feed(UnsafeBufferPointer(start: b.baseAddress?.assumingMemoryBound(to: UInt8.self), count: b.count))
-            consumed?.pointee = n
-        } catch {
-            consumed?.pointee = max(0, r.offset - before)
-            throw error
+        let input = UnsafeBufferPointer(start: b.baseAddress?.assumingMemoryBound(to: UInt8.self), count: b.count)
+        let done: Bool = try withReader(rd, orElse: false) { r in
+            let before = r.offset
+            do {
+                let n = try r.feed(input)   // not on the right of `consumed?.pointee =`: skipped for NULL
+                consumed?.pointee = n
+            } catch {
+                consumed?.pointee = max(0, r.offset - before)
+                throw error
+            }
+            return true
         }
+        if !done { _ = try readerArg(rd) }   // NULL or the wrong kind: its message
     }
 }
 
@@ -51,6 +66,15 @@ public func afs_response_reader_eof(_ rd: OpaquePointer?, _ err: UnsafeMutablePo
 public func afs_response_reader_reset(_ rd: OpaquePointer?, _ method: UnsafePointer<CChar>?,
                                       _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
+        // The same method as before (the usual keep-alive loop): no string to make.
+        let same = withReader(rd, orElse: false) { r in
+            guard let m = method else { return false }
+            let bytes = UnsafeBufferPointer(start: UnsafeRawPointer(m).assumingMemoryBound(to: UInt8.self), count: strlen(m))
+            guard r.method.utf8.elementsEqual(bytes) else { return false }
+            r.resetKeepingMethod()
+            return true
+        }
+        if same { return }
         let r = try readerArg(rd)
         try r.reset(method: try methodArg(method))
     }
@@ -61,18 +85,18 @@ public func afs_response_reader_free(_ rd: OpaquePointer?) { release(rd, Respons
 
 @c @implementation
 public func afs_response_reader_state(_ rd: OpaquePointer?) -> afs_reader_state {
-    guard let r = peek(rd, ResponseReaderHandle.self)?.reader else { return AFS_READER_HEAD }
-    switch r.state {
-    case .head: return AFS_READER_HEAD
-    case .body: return AFS_READER_BODY
-    case .done: return AFS_READER_DONE
+    withReader(rd, orElse: AFS_READER_HEAD) { r in
+        switch r.state {
+        case .head: return AFS_READER_HEAD
+        case .body: return AFS_READER_BODY
+        case .done: return AFS_READER_DONE
+        }
     }
 }
 
 @c @implementation
 public func afs_response_reader_status(_ rd: OpaquePointer?) -> Int32 {
-    guard let r = peek(rd, ResponseReaderHandle.self)?.reader, r.headComplete else { return 0 }
-    return Int32(r.status)
+    withReader(rd, orElse: 0) { r in r.headComplete ? Int32(r.status) : 0 }
 }
 
 @c @implementation

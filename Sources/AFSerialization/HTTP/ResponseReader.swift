@@ -76,9 +76,21 @@ public final class ResponseReader {
     private var expectedLength: UInt64 = 0
     private var noBody = false
     private var sawEOF = false
+    /// Which framing fields the head has (set while reading fields: endOfHead looks only at those).
+    private var framingFields: UInt8 = 0
+    private static let hasCL: UInt8 = 1, hasTE: UInt8 = 2, hasCE: UInt8 = 4
+    private var isHEAD = false
+    private var isCONNECT = false
 
     public init(method: String) throws(AFSError) {
         self.method = try ResponseReader.checkMethod(method)
+        setMethodFlags()
+    }
+
+    private func setMethodFlags() {
+        let m = method.uppercased()
+        isHEAD = m == "HEAD"
+        isCONNECT = m == "CONNECT"
     }
 
     private static func checkMethod(_ m: String) throws(AFSError) -> String {
@@ -103,7 +115,15 @@ public final class ResponseReader {
     /// Starts the next response on the same connection (settings are kept).
     public func reset(method: String) throws(AFSError) {
         let m = try ResponseReader.checkMethod(method)
-        self.method = m
+        if m != self.method {
+            self.method = m
+            setMethodFlags()
+        }
+        resetKeepingMethod()
+    }
+
+    /// `reset(method:)` with the method of the last response.
+    public func resetKeepingMethod() {
         state = .head
         status = 0
         version = 11
@@ -128,6 +148,7 @@ public final class ResponseReader {
         expectedLength = 0
         noBody = false
         sawEOF = false
+        framingFields = 0
     }
 
     // MARK: - Results
@@ -173,6 +194,14 @@ public final class ResponseReader {
     static func equalFold(_ a: UnsafeBufferPointer<UInt8>, _ b: UnsafeBufferPointer<UInt8>) -> Bool {
         guard a.count == b.count else { return false }
         for k in 0..<a.count where lower(a[k]) != lower(b[k]) { return false }
+        return true
+    }
+
+    /// `name` equals the lowercase ASCII `lower` ignoring case.
+    static func isName(_ name: UnsafeBufferPointer<UInt8>, _ lower: StaticString) -> Bool {
+        guard name.count == lower.utf8CodeUnitCount else { return false }
+        let p = lower.utf8Start
+        for k in 0..<name.count where ResponseReader.lower(name[k]) != p[k] { return false }
         return true
     }
 
@@ -320,7 +349,9 @@ public final class ResponseReader {
     private func statusLine(_ l: UnsafeBufferPointer<UInt8>) throws(AFSError) {
         // HTTP-version SP status-code [SP reason-phrase]
         if l.isEmpty { throw bad("an empty line where the status line should be", at: lineStart) }
-        guard l.starts(with: ResponseReader.httpSlash) else { throw bad("the status line does not start with 'HTTP/'", at: lineStart) }
+        guard l.count >= 5 && l[0] == 0x48 && l[1] == 0x54 && l[2] == 0x54 && l[3] == 0x50 && l[4] == 0x2F else {
+            throw bad("the status line does not start with 'HTTP/'", at: lineStart)
+        }
         guard l.count >= 12, l[5] == 0x31, l[6] == 0x2E, l[7] == 0x30 || l[7] == 0x31 else {
             if l.count >= 8, l[5] >= 0x30, l[5] <= 0x39, l[6] == 0x2E, l[7] >= 0x30, l[7] <= 0x39 {
                 throw bad("unsupported HTTP version \(Character(Unicode.Scalar(l[5]))).\(Character(Unicode.Scalar(l[7]))) (1.0 and 1.1 are read)", at: lineStart + 5)
@@ -351,6 +382,7 @@ public final class ResponseReader {
         status = code
         head.removeAll()
         fields.removeAll(keepingCapacity: true)
+        framingFields = 0
         reasonOffset = 0
         reasonLength = l.count - reasonStart
         try head.append(UnsafeBufferPointer(rebasing: l[reasonStart...]), "the reason phrase")
@@ -400,19 +432,35 @@ public final class ResponseReader {
         guard count < limits.maxHeaders else {
             throw limit("more than \(limits.maxHeaders) \(what) fields", at: lineStart)
         }
-        let store = trailer ? trailerStore : head
+        let f = trailer ? try ResponseReader.store(l, colon, a, b, in: trailerStore, what)
+                        : try ResponseReader.store(l, colon, a, b, in: head, what)
+        if trailer {
+            try trailerFields.checkedAppend(f, "the trailer list")
+        } else {
+            try fields.checkedAppend(f, "the header list")
+            if colon >= 14 && colon <= 17 && (l[0] | 0x20 == 0x63 || l[0] | 0x20 == 0x74) {
+                let name = UnsafeBufferPointer(rebasing: l[..<colon])
+                if colon == 14 && ResponseReader.isName(name, "content-length") {
+                    framingFields |= ResponseReader.hasCL
+                } else if colon == 17 && ResponseReader.isName(name, "transfer-encoding") {
+                    framingFields |= ResponseReader.hasTE
+                } else if colon == 16 && ResponseReader.isName(name, "content-encoding") {
+                    framingFields |= ResponseReader.hasCE
+                }
+            }
+        }
+    }
+
+    /// Appends `name NUL value NUL` to `store`.
+    private static func store(_ l: UnsafeBufferPointer<UInt8>, _ colon: Int, _ a: Int, _ b: Int, in store: GrowBuffer,
+                              _ what: String) throws(AFSError) -> Field {
         let nameAt = store.count
         try store.append(UnsafeBufferPointer(rebasing: l[..<colon]), "a \(what) name")
         try store.append(0, "a \(what) name")
         let valueAt = store.count
         try store.append(UnsafeBufferPointer(rebasing: l[a..<b]), "a \(what) value")
         try store.append(0, "a \(what) value")
-        let f = Field(name: nameAt, nameLength: colon, value: valueAt, valueLength: b - a)
-        if trailer {
-            try trailerFields.checkedAppend(f, "the trailer list")
-        } else {
-            try fields.checkedAppend(f, "the header list")
-        }
+        return Field(name: nameAt, nameLength: colon, value: valueAt, valueLength: b - a)
     }
 
     // MARK: - Framing
@@ -440,6 +488,45 @@ public final class ResponseReader {
         return out
     }
 
+    /// The Content-Length: every element of every Content-Length field, each a decimal
+    /// number below 2^63, all equal (RFC 9112 6.3 rule 5); nil without one.
+    private func contentLength(_ endOffset: Int) throws(AFSError) -> UInt64? {
+        var length: UInt64?
+        guard let base = head.base else { return nil }
+        for f in fields where f.nameLength == 14 {
+            let n = UnsafeBufferPointer(start: base + f.name, count: f.nameLength)
+            let v = UnsafeBufferPointer(start: base + f.value, count: f.valueLength)
+            guard ResponseReader.isName(n, "content-length") else { continue }
+            var k = 0
+            while true {
+                var e = k
+                while e < v.count && v[e] != 0x2C { e += 1 }
+                var a = k, b = e
+                while a < b && (v[a] == 0x20 || v[a] == 0x09) { a += 1 }
+                while b > a && (v[b - 1] == 0x20 || v[b - 1] == 0x09) { b -= 1 }
+                let text = { String(decoding: UnsafeBufferPointer(rebasing: v[a..<b]), as: UTF8.self) }
+                guard a < b else { throw bad("an empty Content-Length element", at: endOffset) }
+                var x: UInt64 = 0
+                for c in v[a..<b] {
+                    guard c >= 0x30 && c <= 0x39 else {
+                        throw bad("Content-Length \(HTTPSyntax.quote(text())) is not a decimal number", at: endOffset)
+                    }
+                    let (m, o1) = x.multipliedReportingOverflow(by: 10)
+                    let (sum, o2) = m.addingReportingOverflow(UInt64(c - 0x30))
+                    guard !o1 && !o2 && sum <= UInt64(Int64.max) else {
+                        throw bad("Content-Length \(text()) is too large", at: endOffset)
+                    }
+                    x = sum
+                }
+                if let l = length, l != x { throw bad("differing Content-Length values (\(l) and \(x))", at: endOffset) }
+                length = x
+                if e == v.count { break }
+                k = e + 1
+            }
+        }
+        return length
+    }
+
     private func endOfHead() throws(AFSError) {
         let endOffset = lineStart
         if status < 200 && status != 101 {
@@ -452,26 +539,9 @@ public final class ResponseReader {
             return
         }
         // Content-Length: every element the same non-negative integer.
-        let cl = listElements(ResponseReader.contentLengthName)
-        var length: UInt64?
-        for e in cl {
-            guard !e.isEmpty, e.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-                throw bad("Content-Length \(HTTPSyntax.quote(String(decoding: e, as: UTF8.self))) is not a decimal number", at: endOffset)
-            }
-            var v: UInt64 = 0
-            for c in e {
-                let (m, o1) = v.multipliedReportingOverflow(by: 10)
-                let (s, o2) = m.addingReportingOverflow(UInt64(c - 0x30))
-                guard !o1 && !o2 && s <= UInt64(Int64.max) else {
-                    throw bad("Content-Length \(String(decoding: e, as: UTF8.self)) is too large", at: endOffset)
-                }
-                v = s
-            }
-            if let l = length, l != v { throw bad("differing Content-Length values (\(l) and \(v))", at: endOffset) }
-            length = v
-        }
+        let length = framingFields & ResponseReader.hasCL != 0 ? try contentLength(endOffset) : nil
         // Transfer-Encoding: codings, chunked only last.
-        let te = listElements(ResponseReader.transferEncodingName)
+        let te = framingFields & ResponseReader.hasTE != 0 ? listElements(ResponseReader.transferEncodingName) : []
         var transfer: [ContentCoding] = []
         var chunked = false
         var rawToEOF = false
@@ -500,8 +570,7 @@ public final class ResponseReader {
             }
         }
         state = .body
-        let m = method.uppercased()
-        noBody = m == "HEAD" || status == 101 || status == 204 || status == 304 || (m == "CONNECT" && status / 100 == 2)
+        noBody = isHEAD || status == 101 || status == 204 || status == 304 || (isCONNECT && status / 100 == 2)
         if noBody {
             phase = .done
             try finishBody()
@@ -509,7 +578,7 @@ public final class ResponseReader {
         }
         // Decoders: content codings applied first, then transfer codings.
         var applied: [ContentCoding] = []
-        if decodesContent && !rawToEOF {
+        if decodesContent && !rawToEOF && framingFields & ResponseReader.hasCE != 0 {
             var ce: [ContentCoding] = []
             var unknown = false
             for e in listElements(ResponseReader.contentEncodingName) {
