@@ -809,3 +809,28 @@ def test_interop_nginx(nginx: int, docroot: str) -> None:
     assert decoded[3]["body"] == b"".join(b"upstream line %d\n" % i for i in range(200))
     with open(os.path.join(docroot, "data.json"), "rb") as f:
         assert decoded[5]["body"] == f.read()
+
+
+def test_get_with_socket_example_keeps_the_connection(docroot: str) -> None:
+    """examples/get_with_socket.c (built by CMake next to the library's lib/ folder): two
+    GETs on one keep-alive connection to http.server, bodies equal to the files."""
+    lib = os.environ.get("AFSERIALIZATION_LIBRARY", "")
+    program = os.path.join(os.path.dirname(os.path.dirname(lib)), "get_with_socket") if lib else ""
+    if not os.access(program, os.X_OK):
+        pytest.skip("get_with_socket is not built next to the library (cmake --build build --target get_with_socket)")
+    handler = lambda *a, **k: _Quiet(*a, directory=docroot, **k)  # noqa: E731
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    _serve(srv)
+    try:
+        base = f"http://127.0.0.1:{srv.server_address[1]}"
+        out = subprocess.run([program, base + "/hello.txt", base + "/data.json"], capture_output=True,
+                             text=True, timeout=30)
+        assert out.returncode == 0, out.stderr
+        assert "2 request(s) on 1 connection(s)" in out.stdout
+        sizes = [os.path.getsize(os.path.join(docroot, n)) for n in ("hello.txt", "data.json")]
+        assert out.stdout.count("-- body:") == 2
+        for size in sizes:
+            assert f"-- body: {size} bytes" in out.stdout
+    finally:
+        srv.shutdown()
+        srv.server_close()
