@@ -399,6 +399,17 @@ def test_pipelining_reset_and_keep_alive() -> None:
         assert bodies == [(200, b"abc"), (200, b"def"), (204, b"")]
 
 
+def test_feed_from_an_offset() -> None:
+    data = b"xxHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhiHTTP/1.1 204 No Content\r\n\r\n"
+    with ResponseReader("GET") as rd:
+        used = rd.feed(data, 2)
+        assert rd.body == b"hi" and used == 40
+        rd.reset("GET")
+        assert rd.feed(data, 2 + used) == len(data) - 2 - used and rd.status == 204
+        with pytest.raises(ValueError):
+            rd.feed(data, len(data) + 1)
+
+
 def test_text_and_response_object() -> None:
     with ResponseReader("GET") as rd:
         rd.feed(b"HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=latin1\r\nContent-Length: 2\r\n\r\n\x80\xe9")

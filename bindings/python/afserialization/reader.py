@@ -25,7 +25,7 @@ errors raise :class:`~afserialization.BadResponseError`, limits
 from __future__ import annotations
 
 import enum
-from ctypes import byref, c_size_t, c_void_p, cast, string_at
+from ctypes import byref, c_char_p, c_size_t, c_void_p, cast, string_at
 from typing import Any, List, Optional, Tuple
 
 from . import _ffi
@@ -99,13 +99,21 @@ class ResponseReader(HandleOwner):
     def __exit__(self, *exc: Any) -> None:
         self.close()
 
-    def feed(self, data: bytes) -> int:
-        """Feeds bytes; returns how many were consumed (0 once the response is done: the
-        rest belongs to the next response)."""
+    def feed(self, data: bytes, start: int = 0) -> int:
+        """Feeds ``data[start:]`` (``start`` spares the copy a slice would make when one
+        buffer holds several responses); returns how many bytes were consumed (0 once the
+        response is done: the rest belongs to the next response)."""
         if not isinstance(data, bytes):
             data = bytes(data)
+        n = len(data)
+        if start:
+            if not 0 <= start <= n:
+                raise ValueError(f"start {start} is outside the data (0..{n})")
+            address = cast(c_char_p(data), c_void_p).value + start  # type: ignore[operator]
+        else:
+            address = data
         used = c_size_t(0)
-        lib.afs_response_reader_feed(self._h.get(), data, len(data), byref(used))
+        lib.afs_response_reader_feed(self._h.get(), address, n - start, byref(used))
         return used.value
 
     def eof(self) -> None:
