@@ -823,10 +823,10 @@ def test_interop_nginx(nginx: int, docroot: str) -> None:
 
 
 def test_get_with_socket_example_keeps_the_connection(docroot: str) -> None:
-    """examples/get_with_socket.c (built by CMake next to the library's lib/ folder): two
+    """examples/get_with_socket.c ($AFS_GET_WITH_SOCKET, or build/get_with_socket): two
     GETs on one keep-alive connection to http.server, bodies equal to the files."""
-    lib = os.environ.get("AFSERIALIZATION_LIBRARY", "")
-    program = os.path.join(os.path.dirname(os.path.dirname(lib)), "get_with_socket") if lib else ""
+    repo = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    program = os.environ.get("AFS_GET_WITH_SOCKET") or os.path.join(repo, "build", "get_with_socket")
     if not os.access(program, os.X_OK):
         pytest.skip("get_with_socket is not built next to the library (cmake --build build --target get_with_socket)")
     handler = lambda *a, **k: _Quiet(*a, directory=docroot, **k)  # noqa: E731
