@@ -1327,7 +1327,9 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
  * (as urllib3 does). An empty body with a coding is an empty body. Corrupt or truncated
  * coded data is AFS_E_BAD_RESPONSE; a decoded size beyond the decoding limit is
  * AFS_E_LIMIT (never more memory: the decoders write into fixed 64 KiB buffers, checked
- * before anything is handed on). Decoding happens while feeding, in blocks of 16 KiB of
+ * before anything is handed on). The codecs' own memory is bounded by their windows:
+ * 32 KiB for gzip/deflate, at most 16 MiB for br (no large windows), 8 MiB for zstd
+ * (RFC 9659; a zstd frame that needs more is AFS_E_LIMIT). Decoding happens while feeding, in blocks of 16 KiB of
  * coded bytes counted from the start of the body (the last partial block at the end of
  * the body), so every split of the input gives the same bytes and the same errors.
  *

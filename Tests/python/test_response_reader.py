@@ -512,6 +512,17 @@ def test_bombs_are_refused_at_the_limit(key: str) -> None:
     assert o["error"][0] == LIMIT
 
 
+def test_zstd_windows_above_8_mib_are_refused() -> None:
+    data = os.urandom(1 << 20) * 12          # repeats 9 MiB apart: worth a big window
+    params = zstandard.ZstdCompressionParameters.from_level(19, window_log=24)
+    big = zstandard.ZstdCompressor(compression_params=params).compress(data)
+    o = outcome(_response("zstd", big), max_decoded_bytes=1 << 30)
+    assert o["error"][0] == LIMIT and "8 MiB" in o["error"][1]
+    params = zstandard.ZstdCompressionParameters.from_level(3, window_log=23)
+    ok = zstandard.ZstdCompressor(compression_params=params).compress(data[: 4 << 20])
+    assert outcome(_response("zstd", ok))["body"] == data[: 4 << 20]
+
+
 # --------------------------------------------------------------------------------------
 # Interop with real servers on 127.0.0.1
 

@@ -53,6 +53,8 @@ final class DecoderStage {
     private(set) var consumed: UInt64 = 0
     let out: UnsafeMutablePointer<UInt8>
     static let outSize = 1 << 16
+    /// 2^23 = 8 MiB, RFC 9659's window limit for the zstd content coding.
+    static let zstdWindowLog: Int32 = 23
 
     init(_ coding: ContentCoding) throws(AFSError) {
         self.coding = coding
@@ -75,6 +77,10 @@ final class DecoderStage {
             zstd = s
             let r = ZSTD_initDStream(s)
             if ZSTD_isError(r) != 0 { throw zstdError(r) }
+            // RFC 9659: a zstd Content-Encoding uses windows up to 8 MiB; larger frames are
+            // refused instead of letting one response claim up to 128 MiB (zstd's default).
+            let w = ZSTD_DCtx_setParameter(s, ZSTD_d_windowLogMax, DecoderStage.zstdWindowLog)
+            if ZSTD_isError(w) != 0 { throw zstdError(w) }
         }
     }
 
@@ -107,6 +113,9 @@ final class DecoderStage {
         let name = String(cString: ZSTD_getErrorName(r))
         if name.lowercased().contains("allocation") {
             return AFSError(.noMemory, "out of memory in the zstd decoder")
+        }
+        if name.lowercased().contains("too much memory") {
+            return AFSError(.limit, "the zstd-coded body needs a window above 8 MiB (RFC 9659's limit for the zstd content coding): \(name)")
         }
         return corrupt(String(cString: ZSTD_getErrorName(r)))
     }
