@@ -68,7 +68,7 @@ class ResponseReader(HandleOwner):
             ``max_chunk_extension`` (see ``afs_reader_limits``).
     """
 
-    __slots__ = ("_h", "leftover")
+    __slots__ = ("_h", "leftover", "_used", "_err", "_uref", "_eref", "_ptr")
 
     def __init__(self, method: str = "GET", decode_content: bool = True,
                  max_decoded_bytes: Optional[int] = None, **limits: int) -> None:
@@ -80,6 +80,12 @@ class ResponseReader(HandleOwner):
         #: Bytes read past the end of the response by :func:`read_response`.
         self.leftover = b""
         ptr = self._h.get()
+        # Scratch for the hot calls (feed, state, reset): no objects made per call.
+        self._used = c_size_t(0)
+        self._err = _ffi.afs_error()
+        self._uref = byref(self._used)
+        self._eref = byref(self._err)
+        self._ptr = cast(ptr, c_void_p).value
         lib.afs_response_reader_set_decodes_content(ptr, bool(decode_content))
         if max_decoded_bytes is not None:
             if max_decoded_bytes < 1:
@@ -103,7 +109,7 @@ class ResponseReader(HandleOwner):
         """Feeds ``data[start:]`` (``start`` spares the copy a slice would make when one
         buffer holds several responses); returns how many bytes were consumed (0 once the
         response is done: the rest belongs to the next response)."""
-        if not isinstance(data, bytes):
+        if type(data) is not bytes:
             data = bytes(data)
         n = len(data)
         if start:
@@ -112,9 +118,11 @@ class ResponseReader(HandleOwner):
             address = cast(c_char_p(data), c_void_p).value + start  # type: ignore[operator]
         else:
             address = data
-        used = c_size_t(0)
-        lib.afs_response_reader_feed(self._h.get(), address, n - start, byref(used))
-        return used.value
+        self._h.get()  # raises after close
+        status = _feed(self._ptr, address, n - start, self._uref, self._eref)
+        if status:
+            raise self._err.to_exception(status)
+        return self._used.value
 
     def eof(self) -> None:
         """The connection closed: completes a body that runs to the end of the connection,
@@ -123,12 +131,16 @@ class ResponseReader(HandleOwner):
 
     def reset(self, method: str = "GET") -> None:
         """Gets ready for the next response on the same connection (settings kept)."""
-        lib.afs_response_reader_reset(self._h.get(), _method_arg(method))
+        self._h.get()  # raises after close
+        status = _reset(self._ptr, _METHODS.get(method) or _method_arg(method), self._eref)
+        if status:
+            raise self._err.to_exception(status)
         self.leftover = b""
 
     @property
     def state(self) -> ReaderState:
-        return ReaderState(lib.afs_response_reader_state(self._h.get()))
+        self._h.get()  # raises after close
+        return _STATES[_state(self._ptr)]
 
     @property
     def status(self) -> int:
@@ -216,6 +228,13 @@ class ResponseReader(HandleOwner):
         if self._h.closed:
             return "<ResponseReader closed>"
         return f"<ResponseReader {self.state.name} status={self.status}>"
+
+
+_feed = lib.untyped("afs_response_reader_feed")
+_state = lib.untyped("afs_response_reader_state")
+_reset = lib.untyped("afs_response_reader_reset")
+_STATES = tuple(ReaderState)
+_METHODS = {m: m.encode() for m in ("GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS")}
 
 
 def read_response(sock: Any, method: str = "GET", bufsize: int = 65536, **options: Any) -> ResponseReader:
