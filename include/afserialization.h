@@ -1323,7 +1323,243 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
 /* ===================================================================================== */
 /* 14. Response reader: HTTP/1.1 responses off the wire                                  */
 /* ===================================================================================== */
-/* (issue 21: this section's declarations go here) */
+/*
+ * afs_response_reader: a sans-I/O HTTP/1.1 response reader (RFC 9112). It does no I/O:
+ * the caller reads bytes from its socket (or TLS library) and feeds them; the reader
+ * gives the status line, the header fields, the body (de-chunked and, by default, with its
+ * Content-Encoding decoded) and the trailers. Made by afs_response_reader_new, freed by
+ * afs_response_reader_free (NULL is a no-op). One thread at a time per reader; different
+ * readers are independent.
+ *
+ * Framing, as RFC 9112 section 6.3 says:
+ *   - interim 1xx responses (except 101) are skipped; their codes are kept
+ *     (afs_response_reader_interim_count/_status);
+ *   - no body after a HEAD request, for 101, 204 and 304, and for a 2xx answer to CONNECT;
+ *   - Transfer-Encoding whose last coding is chunked: de-chunked (chunk extensions are
+ *     checked and ignored, trailers kept); other transfer codings listed before chunked
+ *     (gzip, deflate, br, zstd) are always decoded; when the last coding is not chunked
+ *     the body runs to the end of the connection (decoded when chunked is absent, as sent
+ *     when chunked is listed before another coding); an unknown transfer coding is
+ *     AFS_E_BAD_RESPONSE;
+ *   - else Content-Length (a list of identical values is one value); else the body runs to
+ *     the end of the connection (call afs_response_reader_eof when it closes).
+ * Strict where request smuggling lives, each AFS_E_BAD_RESPONSE: Content-Length with
+ * Transfer-Encoding, differing Content-Length values, a Content-Length that is not a
+ * decimal number below 2^63, whitespace before a colon, obs-fold (a line starting with
+ * whitespace), a bare LF, a chunk size that is not hexadecimal or overflows 2^63 - 1,
+ * chunk data not followed by CRLF, NUL, CR or another control character (except HTAB) in
+ * a field, the reason phrase or a chunk extension, Transfer-Encoding in an HTTP/1.0
+ * response, an HTTP version other than 1.0 and 1.1, a status code that is not three digits
+ * from 100. Messages name the line (framing lines are numbered from the status line, line
+ * 1, across interim responses; body bytes are not lines) and the byte offset counted from
+ * the first byte fed since afs_response_reader_new or _reset.
+ *
+ * Limits (afs_response_reader_set_limits; AFS_E_LIMIT): the head (status line and fields,
+ * CRLFs included; the trailer section separately), the field count (also the count of
+ * interim responses and of trailers), the line length (without CRLF) and the chunk
+ * extension length (from its ';'). They are checked as if the bytes arrived one at a
+ * time, so every split of the input gives the same result.
+ *
+ * Content codings: gzip (also x-gzip, several members), deflate (the zlib format of
+ * RFC 1950, or raw RFC 1951 data as some servers send it: told apart by the first two
+ * bytes), br, zstd, identity, stacked in any order ("Content-Encoding: gzip, br" is
+ * decoded br first). A body with a coding this library does not know is left as sent
+ * (as urllib3 does). An empty body with a coding is an empty body. Corrupt or truncated
+ * coded data is AFS_E_BAD_RESPONSE; a decoded size beyond the decoding limit is
+ * AFS_E_LIMIT (never more memory: the decoders write into fixed 64 KiB buffers, checked
+ * before anything is handed on). The codecs' own memory is bounded by their windows:
+ * 32 KiB for gzip/deflate, at most 16 MiB for br (no large windows), 8 MiB for zstd
+ * (RFC 9659; a zstd frame that needs more is AFS_E_LIMIT). Decoding happens while feeding, in blocks of 16 KiB of
+ * coded bytes counted from the start of the body (the last partial block at the end of
+ * the body), so every split of the input gives the same bytes and the same errors.
+ *
+ * Errors are sticky: after a failed feed or eof every later feed and eof returns the same
+ * error until afs_response_reader_reset. Settings (body callback, decoding, decoding
+ * limit, size limits) are kept across reset.
+ *
+ * How to read responses on a keep-alive connection (error checks shortened):
+ *
+ *     afs_response_reader *rd = afs_response_reader_new("GET", &err);
+ *     uint8_t buf[65536];
+ *     size_t have = 0;                             // bytes in buf not consumed yet
+ *     for (int n = 0; n < 2; n++) {                // two requests, one connection
+ *         afs_request_write_to_fd(req[n], sock, NULL, &err);
+ *         while (afs_response_reader_state(rd) != AFS_READER_DONE) {
+ *             if (have == 0) {
+ *                 ssize_t got = read(sock, buf, sizeof buf);
+ *                 if (got < 0) break;                            // I/O error: yours
+ *                 if (got == 0) { if (afs_response_reader_eof(rd, &err)) break; continue; }
+ *                 have = (size_t)got;
+ *             }
+ *             size_t used = 0;
+ *             if (afs_response_reader_feed(rd, buf, have, &used, &err) != AFS_OK) break;
+ *             memmove(buf, buf + used, have - used);             // pipelined bytes stay
+ *             have -= used;
+ *         }
+ *         printf("%d %s\n", afs_response_reader_status(rd), afs_response_reader_reason(rd));
+ *         size_t len;
+ *         const uint8_t *body = afs_response_reader_body(rd, &len);
+ *         ...
+ *         afs_response_reader_reset(rd, "GET", &err);            // the next response
+ *     }
+ *     afs_response_reader_free(rd);
+ */
+typedef struct afs_response_reader afs_response_reader;
+
+/** Where a reader is: reading the head, the body, or done (the response is complete). */
+typedef enum afs_reader_state {
+    AFS_READER_HEAD = 0,  /**< reading the status line and fields (or interim responses) */
+    AFS_READER_BODY = 1,  /**< the head is complete; reading the body (and trailers) */
+    AFS_READER_DONE = 2   /**< the response is complete; feed consumes nothing more */
+} afs_reader_state;
+
+/** Receives decoded body bytes in order (any chunking); return non-zero to stop the read
+ *  (the feed then fails with AFS_E_STATE). */
+typedef int (*afs_body_fn)(void *ctx, const uint8_t *bytes, size_t len);
+
+/** The reader's size limits; 0 (or a NULL struct) means the default named here. */
+typedef struct afs_reader_limits {
+    size_t max_head_bytes;      /**< 65536: status line and fields (CRLFs included); the trailers separately */
+    size_t max_headers;         /**< 256: fields (and trailers, and interim responses) */
+    size_t max_line_length;     /**< 16384: one line without its CRLF */
+    size_t max_chunk_extension; /**< 4096: a chunk extension, from its ';' */
+} afs_reader_limits;
+
+/**
+ * A new reader for the response to a request made with `request_method` (an RFC 9110 token
+ * such as "GET" or "HEAD": HEAD and CONNECT decide whether a body can follow).
+ * Statuses: AFS_E_INVALID_ARGUMENT (NULL), AFS_E_INVALID_METHOD.
+ * Owned: free with afs_response_reader_free.
+ */
+AFS_API afs_response_reader *afs_response_reader_new(const char *request_method, afs_error *err);
+
+/**
+ * Feeds `len` bytes read from the connection. Consumes what it can (a partial line is kept
+ * inside the reader and counts as consumed) until the response is complete; then it
+ * consumes nothing and returns AFS_OK: the bytes left (`len - *consumed`) belong to the next
+ * response (pipelining), to be fed after afs_response_reader_reset.
+ * `bytes` may be NULL when `len` is 0; `consumed` may be NULL.
+ * Statuses: AFS_E_BAD_RESPONSE (framing, corrupt or truncated coded data), AFS_E_LIMIT,
+ * AFS_E_STATE (the body callback stopped, or bytes after afs_response_reader_eof),
+ * AFS_E_NO_MEMORY, AFS_E_INVALID_ARGUMENT. On failure `*consumed` is the count consumed
+ * before the error.
+ */
+AFS_API afs_status afs_response_reader_feed(afs_response_reader *rd, const uint8_t *bytes, size_t len,
+                                            size_t *consumed, afs_error *err);
+
+/**
+ * The connection closed. Completes a body that runs to the end of the connection; anywhere
+ * else before the response is complete it is AFS_E_BAD_RESPONSE ("closed after 10 of 20
+ * body bytes", "before a response began", ...). AFS_OK when already done.
+ */
+AFS_API afs_status afs_response_reader_eof(afs_response_reader *rd, afs_error *err);
+
+/**
+ * Forgets the response (head, body, trailers, error) and gets ready for the next one on the
+ * same connection, for a request made with `request_method`. Settings are kept.
+ * Statuses: AFS_E_INVALID_ARGUMENT, AFS_E_INVALID_METHOD (the reader is then unchanged).
+ */
+AFS_API afs_status afs_response_reader_reset(afs_response_reader *rd, const char *request_method, afs_error *err);
+
+/** Frees the reader and everything it lent. NULL is a no-op. */
+AFS_API void afs_response_reader_free(afs_response_reader *rd);
+
+/** The reader's state; AFS_READER_HEAD for NULL. */
+AFS_API afs_reader_state afs_response_reader_state(const afs_response_reader *rd);
+
+/** The final status code once the head is complete; 0 before (and for NULL). */
+AFS_API int afs_response_reader_status(const afs_response_reader *rd);
+
+/** The reason phrase as sent (may be ""; bytes as sent, not checked as UTF-8) once the head
+ *  is complete; NULL before. Borrowed: valid until reset or free. */
+AFS_API const char *afs_response_reader_reason(const afs_response_reader *rd);
+
+/** The HTTP version of the final response: 10 or 11; 0 before the head is complete. */
+AFS_API int afs_response_reader_version(const afs_response_reader *rd);
+
+/** The number of header fields of the final response (0 before the head is complete). */
+AFS_API size_t afs_response_reader_header_count(const afs_response_reader *rd);
+
+/** The name of field `i`, as sent; NULL when out of range. Borrowed: valid until reset or
+ *  free. */
+AFS_API const char *afs_response_reader_header_name(const afs_response_reader *rd, size_t i);
+
+/** The value of field `i` without surrounding spaces and tabs, the bytes as sent (obs-text
+ *  kept: not checked as UTF-8); NULL when out of range. Borrowed: valid until reset or free. */
+AFS_API const char *afs_response_reader_header_value(const afs_response_reader *rd, size_t i);
+
+/** The value of the first field named `name` (ASCII case-insensitive); NULL when absent,
+ *  before the head is complete, or for NULL arguments. Borrowed: valid until reset or free. */
+AFS_API const char *afs_response_reader_header(const afs_response_reader *rd, const char *name);
+
+/** The number of trailer fields of a chunked body (0 until the response is done). */
+AFS_API size_t afs_response_reader_trailer_count(const afs_response_reader *rd);
+
+/** The name of trailer `i`; NULL when out of range. Borrowed: valid until reset or free. */
+AFS_API const char *afs_response_reader_trailer_name(const afs_response_reader *rd, size_t i);
+
+/** The value of trailer `i`; NULL when out of range. Borrowed: valid until reset or free. */
+AFS_API const char *afs_response_reader_trailer_value(const afs_response_reader *rd, size_t i);
+
+/** Sends the decoded body to `fn` instead of accumulating it (then afs_response_reader_body
+ *  is empty and afs_response_reader_object is AFS_E_STATE). NULL `fn` goes back to
+ *  accumulating. Set it before the body begins; kept across reset. */
+AFS_API void afs_response_reader_set_body_callback(afs_response_reader *rd, afs_body_fn fn, void *ctx);
+
+/** The accumulated decoded body so far (all of it once done); `*len` gets its length (len
+ *  may be NULL). Never NULL for a reader (an empty body is a valid pointer with *len 0);
+ *  NULL for NULL. Borrowed: valid until the next feed, reset or free. */
+AFS_API const uint8_t *afs_response_reader_body(const afs_response_reader *rd, size_t *len);
+
+/** Whether Content-Encoding is decoded (default on). Off: the body is delivered as sent
+ *  (transfer codings are still removed). Set before the head completes; kept across reset. */
+AFS_API void afs_response_reader_set_decodes_content(afs_response_reader *rd, bool on);
+
+/** The decoding limit: the most decoded bytes a coded body may give (equal is allowed).
+ *  Default (0 sets it back): 64 x the coded body bytes received so far + 1 MiB, checked
+ *  while decoding. Beyond it the feed fails with AFS_E_LIMIT. Kept across reset. */
+AFS_API void afs_response_reader_set_max_decoded_bytes(afs_response_reader *rd, uint64_t max_bytes);
+
+/**
+ * Sets the size limits (NULL or 0 fields: the defaults). Only before the first byte of a
+ * response is fed (AFS_E_STATE after); kept across reset.
+ * Statuses: AFS_E_INVALID_ARGUMENT (NULL reader), AFS_E_STATE.
+ */
+AFS_API afs_status afs_response_reader_set_limits(afs_response_reader *rd, const afs_reader_limits *limits,
+                                                  afs_error *err);
+
+/** The number of interim (1xx) responses skipped before the final one. */
+AFS_API size_t afs_response_reader_interim_count(const afs_response_reader *rd);
+
+/** The status code of interim response `i` (in order); 0 when out of range. */
+AFS_API int afs_response_reader_interim_status(const afs_response_reader *rd, size_t i);
+
+/**
+ * The finished body as UTF-8 text, decoded as the WHATWG Encoding Standard decodes: a
+ * byte-order mark first (UTF-8, UTF-16BE, UTF-16LE; removed), else the charset parameter
+ * of Content-Type, else `fallback_charset` (NULL: "utf-8"). Labels are WHATWG's
+ * ("iso-8859-1", "latin1" and "ascii" mean windows-1252); decoded: UTF-8, UTF-16LE/BE, the
+ * single-byte encodings, x-user-defined, replacement; invalid sequences become U+FFFD (for
+ * UTF-8 one per maximal subpart). JSON (application/json, text/json, +json) is UTF-8 as
+ * RFC 8259 says: a UTF-8 BOM is removed, the charset parameter and fallback are not used.
+ * `len` (may be NULL) gets the length; the text may hold NUL bytes.
+ * Statuses: AFS_E_STATE (not done, or the body went to a callback), AFS_E_ENCODING (an
+ * unknown label, named; or a known multi-byte CJK encoding this library does not decode),
+ * AFS_E_NO_MEMORY, AFS_E_INVALID_ARGUMENT.
+ * Owned: free with afs_free. NULL on failure.
+ */
+AFS_API char *afs_response_reader_text(const afs_response_reader *rd, const char *fallback_charset,
+                                       size_t *len, afs_error *err);
+
+/**
+ * Validates and decodes the finished response with `rs`, exactly as afs_response_object
+ * does with the reader's status code, Content-Type and decoded body (same statuses, same
+ * `*object` rules: an error document may come with AFS_E_UNACCEPTABLE_STATUS).
+ * AFS_E_STATE when the response is not done or its body went to a callback.
+ * Owned: free *object with afs_value_free.
+ */
+AFS_API afs_status afs_response_reader_object(const afs_response_reader *rd, const afs_response_serializer *rs,
+                                              afs_value **object, afs_error *err);
 
 
 

@@ -18,8 +18,9 @@ stage 1 "installing what is missing: Debian packages, the .venv/ Python environm
 stage 2 "configuring the build (cmake -S . -B build)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 stage 3 "building libafserialization.so with SwiftPM and the C examples (a first build takes minutes; SwiftPM prints [n/m] steps)"
-cmake --build build -j2 --target upload_with_curl print_requests >&2
+cmake --build build -j2 --target upload_with_curl print_requests get_with_socket >&2
 stage 4 "running the demo (built in $((SECONDS - started)) s)"
 export AFSERIALIZATION_LIBRARY="$root/build/lib/libafserialization.so"
 export AFS_UPLOAD_WITH_CURL="$root/build/upload_with_curl"
+export AFS_GET_WITH_SOCKET="$root/build/get_with_socket"
 exec python3 "$root/scripts/demo.py" "$@"

@@ -34,6 +34,9 @@ python_multipart python-multipart
 requests_toolbelt requests-toolbelt
 orjson orjson
 h11 h11
+brotli brotli
+zstandard zstandard
+httptools httptools
 ada_url ada-url
 httpx httpx
 aiohttp aiohttp

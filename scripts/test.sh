@@ -110,6 +110,7 @@ python_tests() {
     AFS_TEST_INSTALLED_PACKAGE=1 \
     AFSERIALIZATION_LIBRARY="$pkg/libafserialization.so.0" \
     AFS_UPLOAD_WITH_CURL="$root/build/upload_with_curl" \
+    AFS_GET_WITH_SOCKET="$root/build/get_with_socket" \
         "$venv/bin/python" -m pytest Tests/python -q -p no:cacheprovider
 }
 fault_and_matrix() {

@@ -1411,6 +1411,99 @@ static void issue19(void) {
     afs_serializer_free(s);
 }
 
+/* ---- response reader (header section 14) ------------------------------------------------- */
+
+/* Feeds `resp` (then eof) to a new reader set up by `limits`/`max_decoded`; one row. */
+static void reader_row(const char *resp, size_t n, const char *in, const afs_reader_limits *limits,
+                       uint64_t max_decoded, afs_status expected) {
+    afs_response_reader *rd = afs_response_reader_new("GET", fresh());
+    if (limits) afs_response_reader_set_limits(rd, limits, fresh());
+    if (max_decoded) afs_response_reader_set_max_decoded_bytes(rd, max_decoded);
+    afs_status st = afs_response_reader_feed(rd, (const uint8_t *)resp, n, NULL, fresh());
+    const char *call = "afs_response_reader_feed";
+    if (st == AFS_OK && afs_response_reader_state(rd) != AFS_READER_DONE) {
+        st = afs_response_reader_eof(rd, fresh());
+        call = "afs_response_reader_feed + _eof";
+    }
+    row(in, call, expected, st, &E, "read");
+    afs_response_reader_free(rd);
+}
+#define READER_ROW(lit_, in_, lim_, max_, st_) reader_row((lit_), sizeof(lit_) - 1, (in_), (lim_), (max_), (st_))
+
+static void response_reader(void) {
+    area = "response reader framing";
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+               "Content-Length and Transfer-Encoding", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\nabcd", "differing Content-Length values",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nab", "identical Content-Length values",
+               NULL, 0, AFS_OK);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Length: +3\r\n\r\nabc", "Content-Length `+3`", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n", "Content-Length above 2^63",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Length : 3\r\n\r\nabc", "whitespace before a colon", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nX-A: b\r\n  c\r\n\r\n", "obs-fold", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\nContent-Length: 0\n\n", "bare LF", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nX-A: a\0b\r\n\r\n", "NUL in a field value", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nX-A: a\rb\r\n\r\n", "CR in a field value", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n10000000000000000\r\n", "chunk size overflowing 2^63",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXY", "chunk data not followed by CRLF",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nab", "connection closed in a chunk",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", "connection closed before Content-Length bytes",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.0 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", "Transfer-Encoding in HTTP/1.0",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nTransfer-Encoding: compress\r\n\r\n", "unknown transfer coding", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/2 200 OK\r\n\r\n", "HTTP/2 status line", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 20 OK\r\n\r\n", "two-digit status code", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("", "no bytes, then EOF", NULL, 0, AFS_E_BAD_RESPONSE);
+
+    area = "response reader limits";
+    afs_reader_limits l1 = {0, 2, 0, 0}, l2 = {0, 0, 10, 0}, l3 = {40, 0, 0, 0}, l4 = {0, 0, 0, 4};
+    READER_ROW("HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", "3 fields, max_headers 2", &l1, 0, AFS_E_LIMIT);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n", "a 15-byte status line, max_line_length 10", &l2, 0, AFS_E_LIMIT);
+    READER_ROW("HTTP/1.1 200 OK\r\nA: 0123456789\r\nB: 0123456789\r\n\r\n", "a 51-byte head, max_head_bytes 40",
+               &l3, 0, AFS_E_LIMIT);
+    READER_ROW("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n1;abcdef\r\nx\r\n0\r\n\r\n",
+               "a 7-byte chunk extension, max_chunk_extension 4", &l4, 0, AFS_E_LIMIT);
+    /* "hello gzip\n" as gzip -n writes it (11 bytes decoded) */
+    static const char gz[] = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 31\r\n\r\n"
+        "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\x57\x48\xaf\xca\x2c\xe0\x02\x00\x39\x7c\x63\x56\x0b\x00\x00\x00";
+    READER_ROW(gz, "gzip body of 11 decoded bytes, decoding limit 10", NULL, 10, AFS_E_LIMIT);
+    READER_ROW(gz, "gzip body of 11 decoded bytes, decoding limit 11", NULL, 11, AFS_OK);
+
+    area = "response reader codings";
+    static const char cut[] = "HTTP/1.1 200 OK\r\nContent-Encoding: gzip\r\nContent-Length: 20\r\n\r\n"
+        "\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\x03\xcb\x48\xcd\xc9\xc9\x57\x48\xaf\xca\x2c";
+    READER_ROW(cut, "truncated gzip body", NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Encoding: br\r\nContent-Length: 4\r\n\r\n\xff\xff\xff\xff", "corrupt br body",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Encoding: zstd\r\nContent-Length: 4\r\n\r\nabcd", "corrupt zstd body",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+    READER_ROW("HTTP/1.1 200 OK\r\nContent-Encoding: deflate\r\nContent-Length: 1\r\n\r\nx", "one-byte deflate body",
+               NULL, 0, AFS_E_BAD_RESPONSE);
+
+    area = "response reader text";
+    afs_response_reader *rd = afs_response_reader_new("GET", fresh());
+    static const char kl[] = "HTTP/1.1 200 OK\r\nContent-Type: text/plain; charset=klingon\r\nContent-Length: 1\r\n\r\nx";
+    afs_response_reader_feed(rd, (const uint8_t *)kl, sizeof kl - 1, NULL, fresh());
+    char *t = afs_response_reader_text(rd, NULL, NULL, fresh());
+    row("charset=klingon", "afs_response_reader_text", AFS_E_ENCODING, STATUS_OF(t), &E, "text");
+    afs_free(t);
+    afs_response_reader_free(rd);
+    rd = afs_response_reader_new("GET", fresh());
+    t = afs_response_reader_text(rd, NULL, NULL, fresh());
+    row("a response not read yet", "afs_response_reader_text", AFS_E_STATE, STATUS_OF(t), &E, "text");
+    afs_free(t);
+    afs_response_reader_free(rd);
+    rd = afs_response_reader_new("G ET", fresh());
+    row("method `G ET`", "afs_response_reader_new", AFS_E_INVALID_METHOD, STATUS_OF(rd), &E, "a reader");
+    afs_response_reader_free(rd);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -1427,6 +1520,7 @@ int main(int argc, char **argv) {
     multipart();
     streams();
     response();
+    response_reader();
     handles();
     c_edge();
     issue19();

@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from afserialization import _ffi, errors, response, serializers, values
+from afserialization import _ffi, errors, reader, response, serializers, values
 
 HEADER = Path(__file__).resolve().parents[2] / "include" / "afserialization.h"
 CLANG = os.environ.get("CLANG") or shutil.which("clang")
@@ -274,6 +274,8 @@ def python_enumerators() -> Dict[str, int]:
     out["AFS_RESPONSE_JSON"] = response.JSONResponseSerializer._KIND
     out["AFS_RESPONSE_PLIST"] = response.PropertyListResponseSerializer._KIND
     out["AFS_JSON_READING_FRAGMENTS_ALLOWED"] = int(response.JSONReadingOptions.FRAGMENTS_ALLOWED)
+    for m in reader.ReaderState:
+        out["AFS_READER_" + m.name] = int(m)
     return out
 
 
@@ -301,7 +303,8 @@ def test_every_declaration_matches_the_header(header: Header) -> None:
 def test_callback_prototypes_match_the_header(header: Header) -> None:
     prototypes = {"afs_query_fn": _ffi.QUERY_FN, "afs_read_fn": _ffi.READ_FN,
                   "afs_rewind_fn": _ffi.REWIND_FN, "afs_release_fn": _ffi.RELEASE_FN,
-                  "afs_progress_fn": _ffi.PROGRESS_FN, "afs_progress_cancel_fn": _ffi.PROGRESS_CANCEL_FN}
+                  "afs_progress_fn": _ffi.PROGRESS_FN, "afs_progress_cancel_fn": _ffi.PROGRESS_CANCEL_FN,
+                  "afs_body_fn": _ffi.BODY_FN}
     assert set(prototypes) == set(header.typedef_functions)
     for name, proto in prototypes.items():
         assert matches(c_abi(name, header), py_abi(proto)), name

@@ -36,11 +36,14 @@ from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
                      QueryCallbackError, SerializationError, StateError, Status, StreamIOError,
                      UnacceptableContentTypeError, UnacceptableStatusError, UnsupportedError,
                      UnsupportedTypeError, ValueOutOfRangeError)
+from .errors import (BadResponseError, InvalidImageError, InvalidMultipartError, InvalidXMLError,
+                     LimitError, UntrustedError)
 from .helpers import VersionString as _VersionString
 from .helpers import library_version as _library_version
 from .helpers import percent_escape, query_string, resolve_url
 from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
                         MultipartForm)
+from .reader import ReaderState, ResponseReader, read_response
 from .request import MultipartRequest, Request, RequestHeaders
 from .response import (CompoundResponseSerializer, HTTPResponseSerializer, JSONReadingOptions,
                        JSONResponseSerializer, PropertyListResponseSerializer)
@@ -64,6 +67,8 @@ __all__ = [
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
     "CompoundResponseSerializer", "JSONReadingOptions",
+    # reading responses off the wire
+    "ResponseReader", "ReaderState", "read_response",
     # options
     "ArrayStyle", "BoolStyle", "SpaceStyle", "StringEncoding", "JSONWritingOptions",
     "PropertyListFormat", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",
@@ -78,6 +83,8 @@ __all__ = [
     "StateError", "UnsupportedError", "NoMemoryError", "UnacceptableStatusError",
     "UnacceptableContentTypeError", "HandleClosedError", "UnsupportedTypeError",
     "ValueOutOfRangeError", "MissingFunctionError",
+    "InvalidXMLError", "InvalidImageError", "UntrustedError", "BadResponseError", "LimitError",
+    "InvalidMultipartError",
 ]
 
 # `from __future__ import annotations` binds the name `annotations`; dir(afserialization)

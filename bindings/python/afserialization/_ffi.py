@@ -81,6 +81,7 @@ c_request_p = _opaque("afs_request")
 c_form_p = _opaque("afs_form")
 c_body_stream_p = _opaque("afs_body_stream")
 c_response_serializer_p = _opaque("afs_response_serializer")
+c_response_reader_p = _opaque("afs_response_reader")
 
 #: ``char *(*afs_query_fn)(void *ctx, const afs_request *, const afs_value *, afs_error *)``
 QUERY_FN = CFUNCTYPE(c_void_p, c_void_p, c_request_p, c_value_p, c_error_p)
@@ -94,6 +95,16 @@ RELEASE_FN = CFUNCTYPE(None, c_void_p)
 PROGRESS_FN = CFUNCTYPE(None, c_void_p, c_uint64, c_uint64)
 #: ``int (*afs_progress_cancel_fn)(void *ctx, uint64_t sent, uint64_t total)``
 PROGRESS_CANCEL_FN = CFUNCTYPE(c_int, c_void_p, c_uint64, c_uint64)
+
+#: ``int (*afs_body_fn)(void *ctx, const uint8_t *bytes, size_t len)``
+BODY_FN = CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t)
+
+
+class afs_reader_limits(Structure):
+    """``afs_reader_limits``: the response reader's size limits (0: the default)."""
+    _fields_ = [("max_head_bytes", c_size_t), ("max_headers", c_size_t),
+                ("max_line_length", c_size_t), ("max_chunk_extension", c_size_t)]
+
 
 c_char_pp = POINTER(c_char_p)
 c_size_p = POINTER(c_size_t)
@@ -348,6 +359,35 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_response_object_pickle", c_int,
      [c_response_serializer_p, c_int, c_char_p, c_void_p, c_size_t, POINTER(POINTER(c_uint8)),
       c_size_p, c_error_p], None),
+    # 14. response reader (afs_response_reader_object returns a status AND an out value)
+    ("afs_response_reader_new", c_response_reader_p, [c_char_p, _E], _HANDLE),
+    ("afs_response_reader_feed", c_int,
+     [c_response_reader_p, c_void_p, c_size_t, c_size_p, _E], _STATUS),
+    ("afs_response_reader_eof", c_int, [c_response_reader_p, _E], _STATUS),
+    ("afs_response_reader_reset", c_int, [c_response_reader_p, c_char_p, _E], _STATUS),
+    ("afs_response_reader_free", None, [c_response_reader_p], None),
+    ("afs_response_reader_state", c_int, [c_response_reader_p], None),
+    ("afs_response_reader_status", c_int, [c_response_reader_p], None),
+    ("afs_response_reader_reason", c_char_p, [c_response_reader_p], None),
+    ("afs_response_reader_version", c_int, [c_response_reader_p], None),
+    ("afs_response_reader_header_count", c_size_t, [c_response_reader_p], None),
+    ("afs_response_reader_header_name", c_char_p, [c_response_reader_p, c_size_t], None),
+    ("afs_response_reader_header_value", c_char_p, [c_response_reader_p, c_size_t], None),
+    ("afs_response_reader_header", c_char_p, [c_response_reader_p, c_char_p], None),
+    ("afs_response_reader_trailer_count", c_size_t, [c_response_reader_p], None),
+    ("afs_response_reader_trailer_name", c_char_p, [c_response_reader_p, c_size_t], None),
+    ("afs_response_reader_trailer_value", c_char_p, [c_response_reader_p, c_size_t], None),
+    ("afs_response_reader_set_body_callback", None, [c_response_reader_p, BODY_FN, c_void_p], None),
+    ("afs_response_reader_body", c_void_p, [c_response_reader_p, c_size_p], None),
+    ("afs_response_reader_set_decodes_content", None, [c_response_reader_p, c_bool], None),
+    ("afs_response_reader_set_max_decoded_bytes", None, [c_response_reader_p, c_uint64], None),
+    ("afs_response_reader_set_limits", c_int,
+     [c_response_reader_p, POINTER(afs_reader_limits), _E], _STATUS),
+    ("afs_response_reader_interim_count", c_size_t, [c_response_reader_p], None),
+    ("afs_response_reader_interim_status", c_int, [c_response_reader_p, c_size_t], None),
+    ("afs_response_reader_text", c_void_p, [c_response_reader_p, c_char_p, c_size_p, _E], None),
+    ("afs_response_reader_object", c_int,
+     [c_response_reader_p, c_response_serializer_p, POINTER(c_value_p), c_error_p], None),
 ]
 
 _BY_NAME: Dict[str, Tuple[str, Any, Sequence[Any], Optional[str]]] = {

@@ -352,6 +352,27 @@ def c_upload(base: str, path: Path, size: int, digest: str, work: Path) -> None:
         print("  output: " + output[:2000])
 
 
+def c_socket_get(base: str) -> None:
+    """examples/get_with_socket.c: two GETs written with afs_request_write_to_fd on one
+    socket, each answer read with afs_response_reader."""
+    heading("C on a raw socket: afs_request_write_to_fd + afs_response_reader (examples/get_with_socket.c)")
+    program = None
+    for candidate in (os.environ.get("AFS_GET_WITH_SOCKET"), str(REPO / "build" / "get_with_socket")):
+        if candidate and os.access(candidate, os.X_OK):
+            program = candidate
+            break
+    if program is None:
+        print("  skipped: build/get_with_socket is not built (cmake --build build --target get_with_socket)")
+        return
+    urls = [base + "/search?q=raw+socket", base + "/json"]
+    result = subprocess.run([program] + urls, capture_output=True, text=True, timeout=60)
+    print("\n".join("    " + line for line in result.stdout.rstrip("\n").split("\n")))
+    if result.returncode != 0:
+        print("  FAILED: " + result.stderr.strip()[:1000])
+    print("  (werkzeug's development server answers Connection: close, so the example reconnects;"
+          " a keep-alive server gets both requests on one connection)")
+
+
 def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="demo", description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mib", type=int, default=64, help="size of the uploaded file")
@@ -374,6 +395,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     work = Path(tempfile.mkdtemp(prefix="afs-demo-"))
     try:
         plain_requests(base)
+        c_socket_get(base)
         size = args.size_mib * MIB
         path = work / "holiday-video.bin"
         digest = make_file(path, size)
