@@ -274,6 +274,9 @@ def python_enumerators() -> Dict[str, int]:
     out["AFS_RESPONSE_JSON"] = response.JSONResponseSerializer._KIND
     out["AFS_RESPONSE_PLIST"] = response.PropertyListResponseSerializer._KIND
     out["AFS_JSON_READING_FRAGMENTS_ALLOWED"] = int(response.JSONReadingOptions.FRAGMENTS_ALLOWED)
+    from afserialization import security
+    for m in security.PinningMode:
+        out["AFS_PINNING_" + m.name] = int(m)
     return out
 
 
