@@ -31,6 +31,10 @@ command -v xz >/dev/null 2>&1 || debs+=(xz-utils)
 [ -e /usr/include/zstd.h ] || debs+=(libzstd-dev)
 [ -e /usr/include/brotli/decode.h ] || debs+=(libbrotli-dev)
 [ -e /usr/include/curl/curl.h ] || [ -e "/usr/include/$(gcc -dumpmachine 2>/dev/null)/curl/curl.h" ] || debs+=(libcurl4-openssl-dev)
+# the security policy: OpenSSL headers for examples/pinning_with_curl.c, Debian's CA bundle
+# for Tests/python/test_security.py
+[ -e /usr/include/openssl/ssl.h ] || debs+=(libssl-dev)
+[ -e /etc/ssl/certs/ca-certificates.crt ] || debs+=(ca-certificates)
 # `python3 -m venv` needs ensurepip, which Debian ships in python3-venv (python3.X-venv).
 if [ ! -x "$venv/bin/python" ]; then
     probe=$(mktemp -d)
@@ -78,6 +82,10 @@ requests_toolbelt requests-toolbelt
 orjson orjson
 h11 h11
 ada_url ada-url
+cryptography cryptography
+cryptography_vectors cryptography-vectors
+trustme trustme
+httpx httpx
 bin:cmake cmake>=3.20
 hatchling hatchling>=1.24
 elftools pyelftools>=0.29

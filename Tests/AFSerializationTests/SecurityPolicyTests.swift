@@ -116,6 +116,8 @@ final class DERAndX509Tests: XCTestCase {
         refused(CertBuilder.make(cn: "x", dns: ["caf\u{E9}.example"], key: 1), "not IA5")
         let dupExt = CertBuilder.seq([0x06, 0x03, 0x55, 0x1D, 0x13], CertBuilder.tlv(0x04, CertBuilder.seq()))
         refused(CertBuilder.make(cn: "x", key: 1, extensions: [dupExt, dupExt]), "appears twice")
+        let critFalse = CertBuilder.seq([0x06, 0x03, 0x55, 0x1D, 0x13], [0x01, 0x01, 0x00], CertBuilder.tlv(0x04, CertBuilder.seq()))
+        refused(CertBuilder.make(cn: "x", key: 1, extensions: [critFalse]), "FALSE written out")
         refused(Array(repeating: 0x30, count: Certificate.maxBytes + 1), "limit")
     }
 

@@ -27,7 +27,8 @@ public enum PEM {
                 throw AFSError(.invalidArgument, "PEM: the BEGIN line at line \(line) does not end with \"-----\"")
             }
             let label = text[(b + begin.count)..<labelEnd]
-            guard label.elementsEqual("CERTIFICATE".utf8) else {
+            // "X509 CERTIFICATE": the label of old OpenSSL versions (RFC 7468 section 5.3).
+            guard label.elementsEqual("CERTIFICATE".utf8) || label.elementsEqual("X509 CERTIFICATE".utf8) else {
                 throw AFSError(.invalidArgument, "PEM: the block at line \(line) is \"\(String(decoding: label.prefix(40), as: UTF8.self))\", not CERTIFICATE")
             }
             let bodyStart = labelEnd + dashes.count

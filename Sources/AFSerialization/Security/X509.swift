@@ -57,6 +57,7 @@ public struct Certificate: Sendable, Equatable {
             guard let value = try n.integer("version"), (0...2).contains(value) else {
                 throw DER.error("version", n.offset, "not v1, v2 or v3")
             }
+            if value == 0 { throw DER.error("version", v.offset, "v1 written out (DER omits a DEFAULT value)") }
             version = Int(value)
         }
         self.version = version
@@ -95,7 +96,9 @@ public struct Certificate: Sendable, Equatable {
                     throw DER.error("extension \(oid.oidText)", e.offset, "appears twice")
                 }
                 seen.append(oid.contents)
-                if let crit = try xr.readOptional("extension.critical", tag: 0x01) { _ = try crit.boolean("extension.critical") }
+                if let crit = try xr.readOptional("extension.critical", tag: 0x01), try !crit.boolean("extension.critical") {
+                    throw DER.error("extension.critical", crit.offset, "FALSE written out (DER omits a DEFAULT value)")
+                }
                 let value = try xr.read("extension.extnValue", tag: 0x04)
                 try xr.finish("extension")
                 if oid.contents.elementsEqual(Certificate.oidSubjectAltName) {
@@ -138,8 +141,13 @@ public struct Certificate: Sendable, Equatable {
                 }
             case 0x88:
                 try n.checkOID("subjectAltName registeredID")
-            case 0xA0, 0xA3, 0xA4, 0xA5:
-                break  // otherName, x400Address, directoryName, ediPartyName: not used
+            case 0xA0:  // otherName ::= SEQUENCE { type-id OID, value [0] EXPLICIT ANY }: not used, shape checked
+                var o = try r.enter(n, "subjectAltName otherName")
+                try o.read("subjectAltName otherName type-id", tag: 0x06).checkOID("subjectAltName otherName type-id")
+                _ = try o.read("subjectAltName otherName value", tag: 0xA0)
+                try o.finish("subjectAltName otherName")
+            case 0xA3, 0xA4, 0xA5:
+                break  // x400Address, directoryName, ediPartyName: not used
             default:
                 throw DER.error("subjectAltName entry", n.offset, "\(DER.tagName(n.tag)) is not a GeneralName")
             }

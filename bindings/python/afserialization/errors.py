@@ -259,6 +259,10 @@ _BY_STATUS: Dict[int, Type[SerializationError]] = {
         UnsupportedError, NoMemoryError, UnacceptableStatusError,
         UnacceptableContentTypeError)
 }
+# The third round's statuses (18-23): their exceptions are raised as their own classes too.
+_BY_STATUS.update({cls.status: cls for cls in (
+    InvalidXMLError, InvalidImageError, UntrustedError, BadResponseError, LimitError,
+    InvalidMultipartError)})
 
 
 def error_class(code: int) -> Type[SerializationError]:

@@ -33,7 +33,7 @@ from . import _ffi
 from ._enum import QuietEnumMeta
 from ._ffi import lib
 from ._handle import CHandle
-from .errors import InvalidArgumentError, UntrustedError
+from .errors import InvalidArgumentError, Status, UntrustedError
 from .values import tree_to_python
 
 __all__ = ["PinningMode", "SecurityPolicy", "read_certificates", "public_key_pin",
@@ -118,7 +118,7 @@ class SecurityPolicy:
             try:
                 lib.afs_security_policy_add_pinned_certificate(self._h.get(), data, len(data))
             except InvalidArgumentError as e:
-                raise InvalidArgumentError(f"pinned_certificates[{i}]: {e}") from None
+                raise InvalidArgumentError(e.code, f"pinned_certificates[{i}]: {e.message}") from None
         pins = pinned_public_keys if isinstance(pinned_public_keys, str) else ";".join(pinned_public_keys)
         if pins:
             lib.afs_security_policy_add_pinned_public_key_sha256(self._h.get(), pins.encode("utf-8"))
@@ -226,7 +226,7 @@ def peer_chain(ssl_socket: Any, trusted: bool) -> Tuple[List[bytes], str]:
             return [_bytes(c, "chain") for c in certs], ("verified chain" if trusted else "unverified chain")
     leaf = ssl_socket.getpeercert(binary_form=True)
     if not leaf:
-        raise UntrustedError("the TLS peer sent no certificate")
+        raise UntrustedError(Status.UNTRUSTED, "the TLS peer sent no certificate")
     return [leaf], "leaf only"
 
 
@@ -300,7 +300,7 @@ def httpx_transport(policy: SecurityPolicy, **transport_kwargs: Any) -> Any:
             sock = tls.get_extra_info("ssl_object")
             try:
                 if sock is None:
-                    raise UntrustedError("the TLS stream has no ssl object to check")
+                    raise UntrustedError(Status.UNTRUSTED, "the TLS stream has no ssl object to check")
                 policy.check_socket(sock, server_hostname)
             except BaseException:
                 tls.close()
