@@ -161,7 +161,7 @@ extension DERElement {
     /// A BOOLEAN's value (DER: 0x00 or 0xFF).
     public func boolean(_ field: String) throws(AFSError) -> Bool {
         guard contents.count == 1 else { throw DER.error(field, offset, "a BOOLEAN must hold one byte, not \(contents.count)") }
-        switch contents.first! {
+        switch contents[contents.startIndex] {
         case 0x00: return false
         case 0xFF: return true
         default: throw DER.error(field, offset, "a DER BOOLEAN is 0x00 or 0xFF")

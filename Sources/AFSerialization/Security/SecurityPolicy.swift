@@ -135,7 +135,7 @@ public struct SecurityPolicy: Sendable {
         if let ref = ref, !HostMatch.matches(leaf, ref) {
             let kind: String
             switch ref { case .ip: kind = "the IP address"; case .dns: kind = "the DNS name" }
-            throw AFSError(.untrusted, "rule 2 (domain name): \(kind) \(HostMatch.describe(ref)) (\(hostText)) matches none of the \(leafText)'s names "
+            throw AFSError(.untrusted, "rule 2 (domain name): \(kind) \(HostMatch.describe(ref)) (\(hostText)) matches none of the names of the \(leafText) "
                 + "(\(HostMatch.describe(leaf)); the Common Name is never used)")
         }
         // Rule 3.
