@@ -84,7 +84,6 @@ h11 h11
 ada_url ada-url
 cryptography cryptography
 cryptography_vectors cryptography-vectors
-trustme trustme
 httpx httpx
 bin:cmake cmake>=3.20
 hatchling hatchling>=1.24
