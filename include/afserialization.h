@@ -1327,10 +1327,11 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
  *         "sha256//YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg=", &err);
  *     ...
  *     static int verify_cb(int ok, X509_STORE_CTX *ctx) {       // SSL_CTX_set_verify
- *         if (X509_STORE_CTX_get_error_depth(ctx) != 0) return 1;  // decide at the leaf
- *         STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(ctx); // or get0_untrusted
+ *         if (!ok) chain_ok = 0;                                  // OpenSSL's verdict so far
+ *         if (X509_STORE_CTX_get_error_depth(ctx) != 0) return 1; // decide at the leaf
+ *         STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(ctx); // leaf ... anchor
  *         ... i2d_X509 each certificate into der[i], len[i] ...
- *         return afs_security_policy_evaluate(p, der, len, n, host, ok == 1, NULL) == AFS_OK;
+ *         return afs_security_policy_evaluate(p, der, len, n, host, chain_ok, NULL) == AFS_OK;
  *     }
  */
 typedef struct afs_security_policy afs_security_policy;
