@@ -151,6 +151,17 @@ final class DERAndX509Tests: XCTestCase {
         XCTAssertThrowsError(try Certificate.read(Array("-----BEGIN CERTIFICATE-----\nAAAA\n".utf8)))
     }
 
+    /// x509_parse (Fuzz/regressions/x509_parse/nul-in-a-pem-label): a PEM label's bytes went
+    /// into the message as they were, so a NUL cut the C message short.
+    func testMessagesShowInputBytesEscaped() {
+        let text = Array("-----BEGIN PR\u{0}KEY-----\nAAAA\n-----END PR\u{0}KEY-----\n".utf8)
+        XCTAssertThrowsError(try Certificate.read(text)) {
+            let m = ($0 as! AFSError).message
+            XCTAssertFalse(m.utf8.contains(0), m)
+            XCTAssertTrue(m.contains("PR\\x0KEY"), m)
+        }
+    }
+
     func testBase64DecodeIsStrict() {
         var off = 0
         XCTAssertEqual(Base64.decode(Array("aGVsbG8=".utf8), errorOffset: &off), Array("hello".utf8))

@@ -29,7 +29,7 @@ public enum PEM {
             let label = text[(b + begin.count)..<labelEnd]
             // "X509 CERTIFICATE": the label of old OpenSSL versions (RFC 7468 section 5.3).
             guard label.elementsEqual("CERTIFICATE".utf8) || label.elementsEqual("X509 CERTIFICATE".utf8) else {
-                throw AFSError(.invalidArgument, "PEM: the block at line \(line) is \"\(String(decoding: label.prefix(40), as: UTF8.self))\", not CERTIFICATE")
+                throw AFSError(.invalidArgument, "PEM: the block at line \(line) is \"\(Certificate.printable(String(decoding: label.prefix(40), as: UTF8.self)))\", not CERTIFICATE")
             }
             let bodyStart = labelEnd + dashes.count
             let endLine = end + Array(label) + dashes

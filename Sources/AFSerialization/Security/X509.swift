@@ -211,7 +211,7 @@ public struct Certificate: Sendable, Equatable {
         default: throw DER.error(field, e.offset, "expected UTCTime or GeneralizedTime, found \(DER.tagName(e.tag))")
         }
         guard c.count == digits + 1, c[digits] == 0x5A, c[..<digits].allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
-            throw DER.error(field, e.offset, "\"\(String(decoding: c.prefix(40), as: UTF8.self))\" is not in the DER form \(digits == 12 ? "YYMMDDHHMMSSZ" : "YYYYMMDDHHMMSSZ")")
+            throw DER.error(field, e.offset, "\"\(printable(String(decoding: c.prefix(40), as: UTF8.self)))\" is not in the DER form \(digits == 12 ? "YYMMDDHHMMSSZ" : "YYYYMMDDHHMMSSZ")")
         }
         func num(_ i: Int, _ n: Int) -> Int { c[i..<(i + n)].reduce(0) { $0 * 10 + Int($1 - 0x30) } }
         var year: Int, k: Int
@@ -227,7 +227,7 @@ public struct Certificate: Sendable, Equatable {
         let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0
         let monthDays = [31, leap ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31]
         guard (1...12).contains(month), day >= 1, day <= monthDays[month - 1], hour < 24, minute < 60, second < 60 else {
-            throw DER.error(field, e.offset, "\"\(String(decoding: c, as: UTF8.self))\" is not a valid date and time")
+            throw DER.error(field, e.offset, "\"\(printable(String(decoding: c, as: UTF8.self)))\" is not a valid date and time")
         }
         return daysFromCivil(year, month, day) * 86400 + Int64(hour * 3600 + minute * 60 + second)
     }
