@@ -571,3 +571,43 @@ def test_concurrent_evaluations(pki: PKI) -> None:
     for t in threads:
         t.join()
     assert errors == []
+
+
+class LeafOnlySocket:
+    """An SSL socket without get_verified_chain (as on Python < 3.10): only the leaf."""
+
+    def __init__(self, sock: ssl.SSLSocket) -> None:
+        self._sock = sock
+        self.context = sock.context
+        self.server_hostname = sock.server_hostname
+
+    def getpeercert(self, binary_form: bool = False) -> Any:
+        return self._sock.getpeercert(binary_form)
+
+
+def test_check_socket_falls_back_to_the_leaf(pki: PKI, servers: Dict[str, TLSServer]) -> None:
+    server = servers["chain"]
+    ctx = ssl.create_default_context(cafile=str(pki.root_pem))
+    leaf_pinned = pinned(pki, PinningMode.CERTIFICATE, ["leaf"], [], False)
+    root_pinned = pinned(pki, PinningMode.CERTIFICATE, ["root"], [], False)
+
+    def run() -> bytes:
+        with socket.create_connection(("127.0.0.1", server.port)) as raw:
+            with ctx.wrap_socket(raw, server_hostname="localhost") as s:
+                assert leaf_pinned.check_socket(LeafOnlySocket(s)) == "leaf only"
+                # the root is not in a leaf-only chain: "a pinned root the server did not
+                # send is not found"
+                with pytest.raises(UntrustedError, match="rule 4"):
+                    root_pinned.check_socket(LeafOnlySocket(s))
+                assert root_pinned.check_socket(s) == "verified chain"
+                return b"ok"
+    result, received = server.attempt(run)
+    assert result == b"ok" and received == 0
+
+
+def test_chain_of_cryptography_certificates(pki: PKI) -> None:
+    policy = pinned(pki, PinningMode.CERTIFICATE, ["intermediate"], [], False)
+    policy.evaluate([pki.leaf.cert, pki.intermediate.cert], "localhost", True)
+    with pytest.raises(TypeError, match="chain\\[0\\]"):
+        policy.evaluate([object()], "localhost", True)
+

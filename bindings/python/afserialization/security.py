@@ -55,11 +55,16 @@ def _bytes(data: Any, what: str) -> bytes:
         return data.encode("utf-8")
     if isinstance(data, (bytes, bytearray, memoryview)):
         return bytes(data)
-    public_bytes = getattr(data, "public_bytes", None)   # ssl's Certificate (3.13+)
+    public_bytes = getattr(data, "public_bytes", None)   # ssl's Certificate, cryptography's
     if public_bytes is not None:
         try:
             return bytes(public_bytes(_DER))
-        except TypeError:
+        except (TypeError, ValueError, AttributeError):
+            pass
+        try:
+            from cryptography.hazmat.primitives.serialization import Encoding
+            return bytes(public_bytes(Encoding.DER))
+        except Exception:
             pass
     raise TypeError(f"{what} must be bytes (DER), PEM text or an ssl certificate, "
                     f"not {type(data).__name__}")
