@@ -1357,8 +1357,8 @@ AFS_API afs_security_policy *afs_security_policy_new(afs_pinning_mode mode, afs_
  *        refused); NULL only with len 0 (which is refused as empty).
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or a malformed
  *         certificate (field and byte offset, or the PEM line, named; one bad PEM block adds
- *         none); AFS_E_LIMIT beyond 4096 pins. A certificate already pinned is not added
- *         twice.
+ *         none; a certificate above 1 MiB, a PEM text above 16 MiB); AFS_E_LIMIT beyond 4096
+ *         pins; AFS_E_NO_MEMORY. A certificate already pinned is not added twice.
  */
 AFS_API afs_status afs_security_policy_add_pinned_certificate(afs_security_policy *p,
     const uint8_t *der_or_pem, size_t len, afs_error *err);
@@ -1400,7 +1400,7 @@ AFS_API void afs_security_policy_free(afs_security_policy *p);
  *         the certificates). AFS_E_INVALID_ARGUMENT: a NULL or wrong handle, count 0, NULL
  *         arrays or entries, more than 64 certificates, a malformed certificate ("chain[i]:"
  *         then the field and offset), a domain that is not a host name (with validation
- *         on). AFS_E_INVALID_UTF8 for a domain that is not UTF-8.
+ *         on). AFS_E_INVALID_UTF8 for a domain that is not UTF-8. AFS_E_NO_MEMORY.
  */
 AFS_API afs_status afs_security_policy_evaluate(const afs_security_policy *p,
     const uint8_t *const *chain_der, const size_t *chain_len, size_t count,
@@ -1416,7 +1416,8 @@ AFS_API afs_status afs_security_policy_evaluate(const afs_security_policy *p,
  *        seconds), "common_name" (string or null), "version" (0 for v1, 2 for v3).
  *        Always written: NULL on failure.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT for NULL out or data, or a malformed certificate
- *         (the field and byte offset, or the PEM line, named).
+ *         (the field and byte offset, or the PEM line, named; the limits of
+ *         afs_security_policy_add_pinned_certificate); AFS_E_NO_MEMORY.
  */
 AFS_API afs_status afs_certificate_read(const uint8_t *der_or_pem, size_t len, afs_value **out,
     afs_error *err);

@@ -24,6 +24,7 @@ public func afs_security_policy_add_pinned_certificate(_ p: OpaquePointer?, _ de
                                                        _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     configure(p, "policy", err) { (c: inout SecurityPolicy) in
         let b = try dataArg(derOrPem.map { UnsafeRawPointer($0) }, len, "der_or_pem", lenName: "len")
+        try Memory.probe(b.count, "a copy of der_or_pem")
         try c.addPinnedCertificate(Array(b))
     }
 }
@@ -78,6 +79,7 @@ public func afs_security_policy_evaluate(_ p: OpaquePointer?, _ chainDer: Unsafe
             guard b.count <= Certificate.maxBytes else {
                 throw AFSError(.invalidArgument, "chain[\(i)]: \(b.count) bytes is more than the limit of \(Certificate.maxBytes)")
             }
+            try Memory.probe(b.count, "a copy of chain_der[\(i)]")
             chain.append(Array(b))
         }
         let host = try optionalStringArg(domain, "domain")
@@ -92,6 +94,7 @@ public func afs_certificate_read(_ derOrPem: UnsafePointer<UInt8>?, _ len: Int, 
     return status(err) {
         guard let out = out else { throw AFSError(.invalidArgument, "out is NULL") }
         let b = try dataArg(derOrPem.map { UnsafeRawPointer($0) }, len, "der_or_pem", lenName: "len")
+        try Memory.probe(b.count, "a copy of der_or_pem")
         let list = try Certificate.read(Array(b))
         out.pointee = box(ValueHandle(.array(list.map { $0.summary })))
     }

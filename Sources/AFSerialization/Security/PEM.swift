@@ -3,22 +3,28 @@
 // explanatory text); inside a block only base64 lines (and whitespace) are allowed.
 
 public enum PEM {
+    /// Limits: a larger PEM text is refused before it is read.
+    public static let maxBytes = 16 << 20
+
     static let begin = Array("-----BEGIN ".utf8)
     static let end = Array("-----END ".utf8)
     static let dashes = Array("-----".utf8)
 
     /// True when `bytes` look like PEM text: after optional whitespace, "-----BEGIN ", or a
     /// text line before it (explanatory text) and no byte of DER's first SEQUENCE tag.
-    public static func isPEM<C: Collection>(_ bytes: C) -> Bool where C.Element == UInt8 {
+    public static func isPEM(_ bytes: [UInt8]) -> Bool {
         guard let first = bytes.first(where: { !isSpace($0) }) else { return false }
         if first == 0x30 { return false }  // DER starts with a SEQUENCE
-        return find(begin, in: Array(bytes.prefix(1 << 16)), from: 0) != nil
+        return find(begin, in: bytes, from: 0) != nil
     }
 
     /// The DER bytes of every CERTIFICATE block, in order.
     /// - Throws: `.invalidArgument` naming the block's line and what is wrong (an other label,
     ///   a missing END line, bad base64, no block at all).
     public static func certificates(_ text: [UInt8]) throws(AFSError) -> [[UInt8]] {
+        guard text.count <= maxBytes else {
+            throw AFSError(.invalidArgument, "PEM: \(text.count) bytes is more than the limit of \(maxBytes)")
+        }
         var out: [[UInt8]] = []
         var pos = 0
         while let b = find(begin, in: text, from: pos) {
@@ -36,15 +42,19 @@ public enum PEM {
             guard let e = find(endLine, in: text, from: bodyStart) else {
                 throw AFSError(.invalidArgument, "PEM: the CERTIFICATE block at line \(line) has no \"-----END CERTIFICATE-----\" line")
             }
+            try Memory.probe(e - bodyStart, "the base64 text of a PEM block")
             var b64: [UInt8] = []
-            var offsets: [Int] = []
-            for i in bodyStart..<e where !isSpace(text[i]) {
-                b64.append(text[i])
-                offsets.append(i)
-            }
+            b64.reserveCapacity(e - bodyStart)
+            for i in bodyStart..<e where !isSpace(text[i]) { b64.append(text[i]) }
             var bad = 0
+            try Memory.probe(b64.count / 4 * 3, "a certificate decoded from PEM")
             guard let der = Base64.decode(b64, errorOffset: &bad), !der.isEmpty else {
-                let at = bad < offsets.count ? offsets[bad] : e
+                // The offset in the text of the bad-th base64 character.
+                var at = e, k = 0
+                for i in bodyStart..<e where !isSpace(text[i]) {
+                    if k == bad { at = i; break }
+                    k += 1
+                }
                 throw AFSError(.invalidArgument, "PEM: the CERTIFICATE block at line \(line) is not valid base64 (at line \(lineNumber(text, at)), byte offset \(at))")
             }
             out.append(der)

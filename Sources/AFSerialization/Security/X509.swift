@@ -76,6 +76,7 @@ public struct Certificate: Sendable, Equatable {
         _ = try sr.read("subjectPublicKeyInfo.algorithm", tag: 0x30)
         _ = try sr.read("subjectPublicKeyInfo.subjectPublicKey", tag: 0x03)
         try sr.finish("subjectPublicKeyInfo")
+        try Memory.probe(spki.encoded.count, "a copy of the SubjectPublicKeyInfo")
         subjectPublicKeyInfo = Array(spki.encoded)
         _ = try tbs.readOptional("issuerUniqueID", tag: 0x81)
         _ = try tbs.readOptional("subjectUniqueID", tag: 0x82)
