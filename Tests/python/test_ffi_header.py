@@ -276,6 +276,9 @@ def python_enumerators() -> Dict[str, int]:
     out["AFS_JSON_READING_FRAGMENTS_ALLOWED"] = int(response.JSONReadingOptions.FRAGMENTS_ALLOWED)
     for m in reader.ReaderState:
         out["AFS_READER_" + m.name] = int(m)
+    from afserialization import security
+    for m in security.PinningMode:
+        out["AFS_PINNING_" + m.name] = int(m)
     return out
 
 

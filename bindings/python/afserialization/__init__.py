@@ -45,6 +45,8 @@ from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGE
                         MultipartForm)
 from .reader import ReaderState, ResponseReader, read_response
 from .request import MultipartRequest, Request, RequestHeaders
+from .security import (PinningMode, SecurityPolicy, UntrustedError, httpx_transport,
+                       public_key_pin, read_certificates, requests_adapter)
 from .response import (CompoundResponseSerializer, HTTPResponseSerializer, JSONReadingOptions,
                        JSONResponseSerializer, PropertyListResponseSerializer)
 from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequestSerializer,
@@ -73,6 +75,9 @@ __all__ = [
     "ArrayStyle", "BoolStyle", "SpaceStyle", "StringEncoding", "JSONWritingOptions",
     "PropertyListFormat", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",
     "UPLOAD_STREAM_3G_SUGGESTED_DELAY", "DEFAULT_CHUNK_SIZE", "ProgressCallback",
+    # security policy
+    "SecurityPolicy", "PinningMode", "requests_adapter", "httpx_transport", "read_certificates",
+    "public_key_pin", "UntrustedError",
     # helpers
     "percent_escape", "query_string", "library_version", "library_path", "LIBRARY_ENV",
     "resolve_url",

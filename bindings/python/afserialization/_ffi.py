@@ -82,6 +82,7 @@ c_form_p = _opaque("afs_form")
 c_body_stream_p = _opaque("afs_body_stream")
 c_response_serializer_p = _opaque("afs_response_serializer")
 c_response_reader_p = _opaque("afs_response_reader")
+c_security_policy_p = _opaque("afs_security_policy")
 
 #: ``char *(*afs_query_fn)(void *ctx, const afs_request *, const afs_value *, afs_error *)``
 QUERY_FN = CFUNCTYPE(c_void_p, c_void_p, c_request_p, c_value_p, c_error_p)
@@ -388,6 +389,20 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_response_reader_text", c_void_p, [c_response_reader_p, c_char_p, c_size_p, _E], None),
     ("afs_response_reader_object", c_int,
      [c_response_reader_p, c_response_serializer_p, POINTER(c_value_p), c_error_p], None),
+    # 13. security policy
+    ("afs_security_policy_new", c_security_policy_p, [c_int, _E], _HANDLE),
+    ("afs_security_policy_add_pinned_certificate", c_int,
+     [c_security_policy_p, c_void_p, c_size_t, _E], _STATUS),
+    ("afs_security_policy_add_pinned_public_key_sha256", c_int,
+     [c_security_policy_p, c_char_p, _E], _STATUS),
+    ("afs_security_policy_set_allows_invalid_certificates", None, [c_security_policy_p, c_bool], None),
+    ("afs_security_policy_set_validates_domain_name", None, [c_security_policy_p, c_bool], None),
+    ("afs_security_policy_set_time", None, [c_security_policy_p, c_int64], None),
+    ("afs_security_policy_copy", c_security_policy_p, [c_security_policy_p], None),
+    ("afs_security_policy_free", None, [c_security_policy_p], None),
+    ("afs_security_policy_evaluate", c_int,
+     [c_security_policy_p, POINTER(c_void_p), c_size_p, c_size_t, c_char_p, c_bool, _E], _STATUS),
+    ("afs_certificate_read", c_int, [c_void_p, c_size_t, POINTER(c_value_p), _E], _STATUS),
 ]
 
 _BY_NAME: Dict[str, Tuple[str, Any, Sequence[Any], Optional[str]]] = {
