@@ -122,7 +122,8 @@ public final class MultipartForm {
     }
 
     /// `appendPartWithInputStream:name:fileName:length:mimeType:` — a file part read from a
-    /// callback that must yield exactly `length` bytes. The source is released (dropped)
+    /// callback that must yield exactly `length` bytes, or, with `BodyPart.unknownLength`,
+    /// until it returns 0 (the request is then sent chunked). The source is released (dropped)
     /// when the part goes away, or at once when this call fails.
     /// C: `afs_form_append_stream`.
     /// - Throws: `.state`; `.invalidHeader` for CR/LF/NUL in `mimeType`.
@@ -215,7 +216,8 @@ public final class MultipartForm {
         stream.delay = delay
         var r = baseRequest
         r.headers.set("Content-Type", "multipart/form-data; boundary=" + boundary)
-        r.headers.set("Content-Length", String(stream.contentLength))
+        // A part of unknown length: no Content-Length, the request is sent chunked.
+        r.headers.set("Content-Length", stream.contentLength == BodyPart.unknownLength ? nil : String(stream.contentLength))
         r.body = nil
         r.bodyStream = stream
         isSpent = true

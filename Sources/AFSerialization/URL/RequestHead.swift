@@ -10,7 +10,9 @@ extension Request {
     ///   dropped: it never reaches the wire otherwise);
     /// - the request's headers in order;
     /// - `Content-Length` when the request has a body (also an empty one) and neither
-    ///   `Content-Length` nor `Transfer-Encoding` is set;
+    ///   `Content-Length` nor `Transfer-Encoding` is set; for a chunked body (`isChunked`:
+    ///   unknown length, compressed while streaming, trailer fields) `Transfer-Encoding:
+    ///   chunked` and `Trailer:` with the trailer field names instead;
     /// - an empty line.
     /// C: `afs_request_copy_head`.
     /// - Throws: `.badURL` when the URL has no authority or an empty host (HTTP/1.1 needs a
@@ -52,7 +54,13 @@ extension Request {
             try HTTPSyntax.validateHeaderValue(value, name: name)
             line(name, value)
         }
-        if headers.index(of: "Content-Length") == nil && headers.index(of: "Transfer-Encoding") == nil {
+        if let s = bodyStream, s.isChunked {
+            // The body goes out chunked (Transforms/TransformStream.swift): never a
+            // Content-Length, and the trailer fields are announced.
+            if headers.index(of: "Transfer-Encoding") == nil { line("Transfer-Encoding", "chunked") }
+            let names = s.trailerNames
+            if !names.isEmpty && headers.index(of: "Trailer") == nil { line("Trailer", names.joined(separator: ", ")) }
+        } else if headers.index(of: "Content-Length") == nil && headers.index(of: "Transfer-Encoding") == nil {
             if let b = body {
                 line("Content-Length", String(b.count))
             } else if let s = bodyStream {
@@ -86,15 +94,18 @@ extension Request {
     /// next call continues where the failed one stopped; after a complete write `offset` is
     /// 0 again and the next call writes the whole request again (a multipart body is then
     /// sought back to its start). A multipart body goes through the body stream's
-    /// writer (`sendfile`/`copy_file_range` for file parts). C: `afs_request_write_to_fd`.
+    /// writer (`sendfile`/`copy_file_range` for file parts); a chunked one through
+    /// `writeChunked` (framing and trailers, file parts still by the kernel inside their
+    /// chunks). C: `afs_request_write_to_fd`.
     /// - Throws: as `head()`; `.io` (with errno) for a failing write; the body stream's
     ///   errors.
     public func write(to fd: Int32, offset wireOffset: inout UInt64, written: inout UInt64) throws {
         written = 0
         let head = try self.head()
         let headCount = UInt64(head.count)
-        if wireOffset == 0, let s = bodyStream, s.position != 0 {
-            try s.seek(to: 0)
+        if wireOffset == 0, let s = bodyStream {
+            if s.isChunked { s.resetChunking() }
+            if s.position != 0 { try s.seek(to: 0) }
         }
         var st = stat()
         if fstat(fd, &st) != 0 {
@@ -126,6 +137,15 @@ extension Request {
         if let n = bodyCount {
             let done = wireOffset - headCount
             if done < UInt64(n) { try withBody { try put($0, from: done, what: "body") } }
+        } else if let s = bodyStream, s.isChunked {
+            sig.restore()
+            var n: UInt64 = 0
+            defer {
+                written += n
+                wireOffset += n
+            }
+            try s.writeChunked(to: fd, written: &n)
+            s.resetChunking()
         } else if let s = bodyStream {
             sig.restore()
             var n: UInt64 = 0
