@@ -70,7 +70,12 @@ private func streamCall(_ bs: OpaquePointer?, _ call: String, _ err: UnsafeMutab
 @c @implementation
 public func afs_request_body_stream(_ r: OpaquePointer?) -> OpaquePointer? {
     guard let h = peek(r, RequestHandle.self), let s = h.request.bodyStream else { return nil }
-    if h.bodyStreamHandle?.stream !== s { h.bodyStreamHandle = BodyStreamHandle(s, owner: h) }
+    if h.bodyStreamHandle?.stream !== s {
+        // A body transform gave the request a new stream: the old handle stays readable
+        // (detached) until the request is freed.
+        if let old = h.bodyStreamHandle { h.retiredStreamHandles.append(old) }
+        h.bodyStreamHandle = BodyStreamHandle(s, owner: h)
+    }
     return lend(h.bodyStreamHandle!)
 }
 

@@ -18,6 +18,8 @@ public final class MultipartForm {
     public private(set) var parts: [BodyPart] = []
     /// True after a successful `finish()`; every later change fails with `.state`.
     public private(set) var isSpent = false
+    /// The serializer's compression, applied by `finish()`.
+    var compression: SerializerCompression?
     var packetSize = Int.max
     var delay: Double = 0
 
@@ -221,7 +223,7 @@ public final class MultipartForm {
         r.body = nil
         r.bodyStream = stream
         isSpent = true
-        return r
+        return try compression?.apply(to: r) ?? r
     }
 
     /// The index of the first part whose headers or in-memory body contain `needle`.
@@ -259,6 +261,7 @@ extension RequestSerializer {
         }
         let base = try request(method: method, url: url, params: nil)
         let form = MultipartForm(request: base, stringEncoding: stringEncoding)
+        form.compression = compression
         guard let params = params else { return form }
         let literal = queryStyle.bools == .literal
         let encoding = stringEncoding

@@ -221,3 +221,64 @@ extension Request {
         for (name, value) in try digestFields(results) { headers.set(name, value) }
     }
 }
+
+/// A serializer-wide compression of request bodies (Alamofire's `DeflateRequestCompressor`
+/// generalized): every request with a body of at least `minimumSize` bytes (a body of
+/// unknown length always) is compressed with `coding` at `level`, `exact` or chunked as in
+/// `Request.setContentEncoding`. C: `afs_serializer_set_content_encoding`.
+public struct SerializerCompression: Sendable, Equatable {
+    /// What to do with a request that already has a `Content-Encoding` (Alamofire's
+    /// `DuplicateHeaderBehavior`).
+    public enum Existing: Int32, Sendable {
+        /// The request fails with `.state`.
+        case error = 0
+        /// The header is replaced: the body (taken as it is) is compressed.
+        case replace = 1
+        /// The request is left as it is.
+        case skip = 2
+    }
+
+    public var coding: ContentCoding
+    public var level: Int32
+    public var exact: Bool
+    public var existing: Existing
+    public var minimumSize: UInt64
+
+    /// - Throws: `.invalidArgument` for a level out of range.
+    public init(coding: ContentCoding, level: Int32, exact: Bool, existing: Existing, minimumSize: UInt64) throws(AFSError) {
+        _ = try coding.checkedLevel(level)
+        self.coding = coding
+        self.level = level
+        self.exact = exact
+        self.existing = existing
+        self.minimumSize = minimumSize
+    }
+
+    /// The request compressed by these rules (unchanged without a body or below the size).
+    /// - Throws: `.state` for an existing `Content-Encoding` under `.error`; the errors of
+    ///   `Request.setContentEncoding`.
+    public func apply(to request: Request) throws -> Request {
+        let size: UInt64
+        if let s = request.bodyStream {
+            size = s.contentLength
+        } else if let n = request.bodyCount {
+            size = UInt64(n)
+        } else {
+            return request
+        }
+        if size != BodyPart.unknownLength && size < minimumSize { return request }
+        var r = request
+        if let existing = r.headers["Content-Encoding"] {
+            switch self.existing {
+            case .error:
+                throw AFSError(.state, "the request already has Content-Encoding: \(existing) (the serializer's rule for an existing Content-Encoding is \"error\")")
+            case .skip:
+                return request
+            case .replace:
+                r.headers.set("Content-Encoding", nil)
+            }
+        }
+        try r.setContentEncoding(coding, level: level, exact: exact)
+        return r
+    }
+}
