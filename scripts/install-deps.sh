@@ -77,6 +77,8 @@ python_multipart python-multipart
 requests_toolbelt requests-toolbelt
 orjson orjson
 h11 h11
+zstandard zstandard
+brotli brotli
 ada_url ada-url
 bin:cmake cmake>=3.20
 hatchling hatchling>=1.24

@@ -274,6 +274,8 @@ def python_enumerators() -> Dict[str, int]:
     out["AFS_RESPONSE_JSON"] = response.JSONResponseSerializer._KIND
     out["AFS_RESPONSE_PLIST"] = response.PropertyListResponseSerializer._KIND
     out["AFS_JSON_READING_FRAGMENTS_ALLOWED"] = int(response.JSONReadingOptions.FRAGMENTS_ALLOWED)
+    from afserialization import transforms
+    out.update({k: int(v) for k, v in transforms.ENUMERATORS.items()})
     return out
 
 
