@@ -30,6 +30,8 @@ command -v xz >/dev/null 2>&1 || debs+=(xz-utils)
 [ -e /usr/include/zlib.h ] || debs+=(zlib1g-dev)
 [ -e /usr/include/zstd.h ] || debs+=(libzstd-dev)
 [ -e /usr/include/brotli/decode.h ] || debs+=(libbrotli-dev)
+# nginx: a real receiver of chunked uploads (Tests/python/test_body_transforms.py)
+[ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || debs+=(nginx-light)
 [ -e /usr/include/curl/curl.h ] || [ -e "/usr/include/$(gcc -dumpmachine 2>/dev/null)/curl/curl.h" ] || debs+=(libcurl4-openssl-dev)
 # `python3 -m venv` needs ensurepip, which Debian ships in python3-venv (python3.X-venv).
 if [ ! -x "$venv/bin/python" ]; then
