@@ -198,3 +198,12 @@ put("value_api", "string_value_as_its_own_key", bytes([
     0x05, 0x01, 0x00, 0x01, 0x00, 0x01, 0x01, 0x01, 0x01, 0x00,  # dict_set(dict, its text, "a")
     0x0F, 0x01, 0x00,                          # the query string
 ]), tree="regressions")
+
+# chunked_body: byte scripts (kind, parts with mode and step sizes, read sizes, digest, coding).
+put("chunked_body", "multipart_unknown", bytes([0, 3, 5]) + b"hello" + bytes([1, 2, 2, 10, 0, 7]) + b"abcdefg"
+    + bytes([3, 4, 1, 0]) + bytes([0, 0, 2, 5, 0, 200, 0]) + bytes([0, 0, 1, 0, 0]))
+put("chunked_body", "source_gzip_sha256", bytes([1, 20]) + b"unknown length body." + bytes([0, 1, 40, 0])
+    + bytes([2, 7, 0, 9, 1]) + bytes([0, 0]) + bytes([0, 0, 1]))
+put("chunked_body", "memory_zstd_md5", bytes([2, 12]) + b"in memory!!!" + bytes([0, 0, 0]) + bytes([1, 3, 0])
+    + bytes([0, 2, 0, 2, 2]))
+put("chunked_body", "long_br", bytes([1, 0, 0, 0x40, 0x0d, 3, 9, 1, 100, 0]) + bytes([1, 100, 0]) + bytes([1, 1, 0, 3, 1]))
