@@ -128,12 +128,13 @@ extension Request {
                 let encoder = try Request.restream(s, t)
                 encoder.packetSize = Int.max
                 encoder.delay = 0
-                let tmp = try TemporaryFile(in: transformSettings.temporaryDirectory ?? TemporaryFile.defaultDirectory())
+                let dir = transformSettings.temporaryDirectory ?? TemporaryFile.defaultDirectory()
+                let tmp = try TemporaryFile(in: dir)
                 var n: UInt64 = 0
                 do {
                     try encoder.write(to: tmp.fd, written: &n)
                 } catch var e as AFSError {
-                    e.message = "compressing the body into \"\(tmp.path)\": " + e.message
+                    e.message = "compressing the body into a temporary file in \"\(dir)\": " + e.message
                     throw e
                 }
                 let part = try BodyPart(wholeBody: .file(path: tmp.path), length: n, label: "the compressed body")
