@@ -937,7 +937,8 @@ AFS_API void afs_body_stream_close(afs_body_stream *bs);
  * @return AFS_OK (out untouched) when there is none; AFS_E_INVALID_ARGUMENT for NULL.
  */
 AFS_API afs_status afs_body_stream_error(const afs_body_stream *bs, afs_error *out);
-/** Goes back to the first byte and clears the sticky error.
+/** Goes back to the first byte and clears the sticky error. The request starts over too:
+ *  the next afs_request_write_to_fd writes the whole request again, head included.
  *  @return AFS_OK; AFS_E_UNSUPPORTED when a callback part without rewind function was read;
  *  AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT for NULL. */
 AFS_API afs_status afs_body_stream_rewind(afs_body_stream *bs, afs_error *err);

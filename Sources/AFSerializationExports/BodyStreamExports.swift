@@ -139,7 +139,12 @@ public func afs_body_stream_error(_ bs: OpaquePointer?, _ out: UnsafeMutablePoin
 
 @c @implementation
 public func afs_body_stream_rewind(_ bs: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
-    streamCall(bs, "afs_body_stream_rewind", err) { try $0.stream.rewind() }
+    streamCall(bs, "afs_body_stream_rewind", err) {
+        try $0.stream.rewind()
+        // The body starts over, so does the request: afs_request_write_to_fd writes the
+        // head again (after a failing source, a retry goes on a new connection).
+        $0.owner.wireOffset = 0
+    }
 }
 
 @c @implementation

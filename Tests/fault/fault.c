@@ -965,6 +965,7 @@ static void s_chunked_file_eio_in_chunk(void) {
     close(fd);
     bytes got = read_whole(out);
     EXPECT(got.n == n && got.n > 250000 && memcmp(got.p + got.n - 5, "0\r\n\r\n", 5) == 0);
+    EXPECT(got.n > 5 && memcmp(got.p, "POST /up HTTP/1.1\r\n", 19) == 0);  /* the head again */
     free(got.p);
     unlink(out);
     afs_request_free(r);
