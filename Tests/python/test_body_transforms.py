@@ -413,6 +413,28 @@ def test_requests_with_the_iterator(servers: Dict[str, int], file_part: Path) ->
     assert gzip.decompress(got["body"]) == expected_form_body(file_part)
 
 
+def test_requests_with_the_stream_itself_and_httpx(servers: Dict[str, int], file_part: Path) -> None:
+    # requests asks len(): 0 for a body of unknown length, so it sends the file object chunked.
+    r = form_request(file_part, generator(STREAM_UNKNOWN))
+    tok = token()
+    resp = requests.post(f"http://127.0.0.1:{servers['werkzeug']}/up/{tok}", data=r.body_stream,
+                         headers=dict(r.headers), timeout=30)
+    assert resp.status_code == 200
+    got = RECEIVED.pop(tok)
+    assert got["headers"]["transfer-encoding"] == "chunked"
+    assert got["body"] == expected_form_body(file_part)
+    httpx = pytest.importorskip("httpx")
+    r = form_request(file_part, generator(STREAM_UNKNOWN))
+    r.set_content_encoding("br", 4)
+    tok = token()
+    resp = httpx.post(f"http://127.0.0.1:{servers['h11']}/up/{tok}", content=r.body_stream.iter_chunks(),
+                      headers=dict(r.headers), timeout=30)
+    assert resp.status_code == 200
+    got = RECEIVED.pop(tok)
+    assert got["headers"]["transfer-encoding"] == "chunked"
+    assert brotli.decompress(got["body"]) == expected_form_body(file_part)
+
+
 @pytest.fixture(scope="module")
 def curl_client(tmp_path_factory: Any) -> str:
     if not shutil.which("gcc") or not any(os.path.exists(p) for p in (
