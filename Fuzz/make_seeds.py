@@ -209,3 +209,11 @@ put("json_parse", "same_prefix_keys_repeated",
 put("pickle_read", "set_of_frozensets", pickle.dumps({"a": {frozenset({i}) for i in range(300)}}, 5))
 put("pickle_read", "set_of_nested_frozensets",
     pickle.dumps({frozenset({frozenset({i}), "x"}) for i in range(200)}, 5))
+# chunked_body: byte scripts (kind, parts with mode and step sizes, read sizes, digest, coding).
+put("chunked_body", "multipart_unknown", bytes([0, 3, 5]) + b"hello" + bytes([1, 2, 2, 10, 0, 7]) + b"abcdefg"
+    + bytes([3, 4, 1, 0]) + bytes([0, 0, 2, 5, 0, 200, 0]) + bytes([0, 0, 1, 0, 0]))
+put("chunked_body", "source_gzip_sha256", bytes([1, 20]) + b"unknown length body." + bytes([0, 1, 40, 0])
+    + bytes([2, 7, 0, 9, 1]) + bytes([0, 0]) + bytes([0, 0, 1]))
+put("chunked_body", "memory_zstd_md5", bytes([2, 12]) + b"in memory!!!" + bytes([0, 0, 0]) + bytes([1, 3, 0])
+    + bytes([0, 2, 0, 2, 2]))
+put("chunked_body", "long_br", bytes([1, 0, 0, 0x40, 0x0d, 3, 9, 1, 100, 0]) + bytes([1, 100, 0]) + bytes([1, 1, 0, 3, 1]))

@@ -658,7 +658,9 @@ AFS_API const char *afs_request_header_name(const afs_request *r, size_t i);
 AFS_API const char *afs_request_header_value(const afs_request *r, size_t i);
 /** Value of header `field` (case-insensitive), or NULL. */
 AFS_API const char *afs_request_header(const afs_request *r, const char *field);
-/** The body and its length in *len (may be NULL). NULL (and *len = 0): no body. An empty
+/** The body and its length in *len (may be NULL), as sent (compressed by
+ *  AFS_COMPRESS_EXACT: section 15). NULL (and *len = 0): no body, or a body that streams
+ *  (afs_request_body_stream). An empty
  *  body is a non-NULL pointer with *len = 0. Borrowed: the serializer's own buffer, valid
  *  until afs_request_free(r) (JSON and property-list bodies are lent as written, with no
  *  copy). */
@@ -814,12 +816,13 @@ AFS_API afs_status afs_form_append_form_data(afs_form *f, const void *data, size
 /**
  * appendPartWithInputStream:name:fileName:length:mimeType: — a file part read through
  * `read` (required), which must yield exactly `length` bytes (one extra call checks that
- * it is then at its end). `rewind` (may be NULL) lets the stream go back: without it,
+ * it is then at its end), or with AFS_LENGTH_UNKNOWN until it returns 0 (the request is
+ * then chunked: section 15). `rewind` (may be NULL) lets the stream go back: without it,
  * rewinding or seeking back over this part once it was read is AFS_E_UNSUPPORTED.
  * `release` (may be NULL) runs once with `ctx` when the part is destroyed — or before this
  * function returns when it fails. `mime_type` NULL: from the filename's extension.
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL form, read, name or filename; length above
- *         INT64_MAX);
+ *         INT64_MAX other than AFS_LENGTH_UNKNOWN);
  *         AFS_E_INVALID_HEADER; AFS_E_STATE; AFS_E_INVALID_UTF8.
  */
 AFS_API afs_status afs_form_append_stream(afs_form *f, afs_read_fn read, afs_rewind_fn rewind,
@@ -915,8 +918,9 @@ AFS_API void afs_form_free(afs_form *f);
  * on it return -1 / AFS_E_STATE.
  */
 
-/** The body stream of a multipart request, or NULL when `r` has none (not multipart,
- *  NULL). Borrowed: valid until afs_request_free(r); do not free it. */
+/** The body stream of a request whose body streams: multipart, a body source, chunked or
+ *  compressed while it streams (section 15); NULL when `r` has none (an in-memory body,
+ *  no body, NULL). Borrowed: valid until afs_request_free(r); do not free it. */
 AFS_API afs_body_stream *afs_request_body_stream(afs_request *r);
 /**
  * requestWithMultipartFormRequest:writingStreamContentsToFile:completionHandler:, but
@@ -946,7 +950,9 @@ AFS_API int64_t afs_body_stream_read(afs_body_stream *bs, uint8_t *buffer, size_
 /** True from open (or the first read) until the last byte has been read; false after an
  *  error, after close, and for NULL. */
 AFS_API bool afs_body_stream_has_bytes_available(const afs_body_stream *bs);
-/** The exact body length (the request's Content-Length); 0 for NULL. */
+/** The exact body length (the request's Content-Length); AFS_LENGTH_UNKNOWN when a
+ *  source's length is unknown or the body is compressed while it streams (section 15);
+ *  0 for NULL. */
 AFS_API uint64_t afs_body_stream_content_length(const afs_body_stream *bs);
 /** Closes the stream and any file it has open. Later calls return AFS_E_STATE (reads -1).
  *  NULL is ignored. */
@@ -959,7 +965,8 @@ AFS_API void afs_body_stream_close(afs_body_stream *bs);
  * @return AFS_OK (out untouched) when there is none; AFS_E_INVALID_ARGUMENT for NULL.
  */
 AFS_API afs_status afs_body_stream_error(const afs_body_stream *bs, afs_error *out);
-/** Goes back to the first byte and clears the sticky error.
+/** Goes back to the first byte and clears the sticky error. The request starts over too:
+ *  the next afs_request_write_to_fd writes the whole request again, head included.
  *  @return AFS_OK; AFS_E_UNSUPPORTED when a callback part without rewind function was read;
  *  AFS_E_STATE when closed; AFS_E_INVALID_ARGUMENT for NULL. */
 AFS_API afs_status afs_body_stream_rewind(afs_body_stream *bs, afs_error *err);
@@ -1711,7 +1718,158 @@ AFS_API afs_status afs_response_reader_object(const afs_response_reader *rd, con
 /* ===================================================================================== */
 /* 15. Body transforms: unknown length, compression, digests                             */
 /* ===================================================================================== */
-/* (issue 22: this section's declarations go here) */
+/*
+ * A request's body can have an unknown length, be compressed while it streams, and carry
+ * digests of itself. These functions change an afs_request (section 6) in place; they use
+ * no new handle. The request's one-thread rule applies, and none of them may be called
+ * from inside a callback of the same request (AFS_E_STATE).
+ *
+ * UNKNOWN LENGTH
+ *   afs_form_append_stream and afs_request_set_body_stream accept AFS_LENGTH_UNKNOWN: the
+ *   source is read until its read callback returns 0. Such a request has no Content-Length
+ *   header; afs_body_stream_content_length returns AFS_LENGTH_UNKNOWN and
+ *   afs_request_is_chunked returns true. afs_request_copy_head then adds
+ *   `Transfer-Encoding: chunked` (and `Trailer:` naming the trailer fields), and
+ *   afs_request_write_to_fd writes the chunked framing itself (RFC 9112, 7.1): a file part's
+ *   body is one chunk whose data goes by sendfile/copy_file_range, other bytes go in chunks
+ *   of at most 64 KiB, then `0\r\n`, the trailer fields, `\r\n`. afs_body_stream_read and
+ *   afs_body_stream_write_to_fd give the raw body (no framing), for stacks that frame it
+ *   themselves (libcurl without CURLOPT_INFILESIZE, http.client with encode_chunked=True);
+ *   afs_request_copy_trailers gives the trailer fields once the body has been read.
+ *   A source error inside a chunk leaves the receiver with an incomplete chunk: the
+ *   connection cannot be reused (retry on a new one; the body rewinds).
+ *
+ * COMPRESSION
+ *   afs_request_set_content_encoding compresses the body with gzip, deflate (the zlib
+ *   format, RFC 1950, as HTTP's "deflate" means), zstd or br and sets Content-Encoding.
+ *   By default the body (in memory or streamed) is compressed while it streams, in 64 KiB
+ *   blocks and constant memory, and sent chunked. With AFS_COMPRESS_EXACT it is compressed
+ *   once, now: an in-memory body in memory (afs_request_body lends the compressed bytes),
+ *   a streamed one into a temporary file (afs_request_set_temp_dir; default $TMPDIR, else
+ *   /tmp; removed when the request is freed), so Content-Length is exact and the file goes
+ *   by sendfile. The compressed bytes are the same however the body is read.
+ *
+ * DIGESTS
+ *   afs_request_add_digest adds `Content-Digest: sha-256=:BASE64:` (RFC 9530; sha-256 and
+ *   sha-512 share one field) or `Content-MD5: BASE64` (RFC 1864), over the content as sent:
+ *   after compression, whichever call came first (a header digest is computed again when the
+ *   body is compressed later). AFS_DIGEST_HEADER: in the header list when the call returns
+ *   (an in-memory body is hashed directly; a streamed body is read once for it, file parts
+ *   included, and again when it is sent). AFS_DIGEST_TRAILER: computed while the body
+ *   streams and sent as a trailer field; the request becomes chunked.
+ *
+ * STREAMS AND REWINDS
+ *   afs_request_body_stream exists for every request whose body streams (multipart, a body
+ *   source, chunked, compressed while streaming); afs_request_body returns NULL for those,
+ *   and the body as sent for in-memory ones. A call here that changes how the body streams
+ *   gives the request a new body stream: fetch it again with afs_request_body_stream (the
+ *   old pointer stays valid, detached, until afs_request_free). A chunked or compressed body
+ *   rewinds (afs_body_stream_rewind, afs_request_write_to_fd from its start) unless a read
+ *   callback without rewind was read; afs_body_stream_seek to any other offset than 0 is
+ *   AFS_E_UNSUPPORTED for them. The digests of a rewound body are the same.
+ *
+ * How to send a generator's output compressed, with a trailer digest:
+ *
+ *     afs_request *r = afs_request_new("POST", "http://127.0.0.1:8080/upload", &err);
+ *     afs_request_set_body_stream(r, my_read, NULL, my_release, ctx, AFS_LENGTH_UNKNOWN, &err);
+ *     afs_request_set_content_encoding(r, "zstd", 0, 0, &err);
+ *     afs_request_add_digest(r, "sha-256", AFS_DIGEST_TRAILER, &err);
+ *     uint64_t n;
+ *     afs_request_write_to_fd(r, sock, &n, &err);   // head, chunks, trailer
+ *     afs_request_free(r);                            // my_release(ctx) runs here
+ */
+
+/** The length of a source whose length is not known (stream parts, body sources). */
+#define AFS_LENGTH_UNKNOWN UINT64_MAX
+
+/**
+ * Makes the request's body a caller's source: `read` (required) yields `length` bytes, or
+ * with AFS_LENGTH_UNKNOWN until it returns 0 (the request is then chunked). `rewind` (may be
+ * NULL) and `release` (may be NULL, runs exactly once, also when this call fails) as for
+ * afs_form_append_stream. Replaces any body; a known length sets Content-Length and is
+ * checked as a stream part's is (AFS_E_LENGTH_MISMATCH when the source yields another
+ * count), an unknown one removes it.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL r or read; length above INT64_MAX other than
+ *         AFS_LENGTH_UNKNOWN); AFS_E_STATE (after afs_request_set_content_encoding or a
+ *         header afs_request_add_digest: set the body first; or from a callback).
+ */
+AFS_API afs_status afs_request_set_body_stream(afs_request *r, afs_read_fn read, afs_rewind_fn rewind,
+                                               afs_release_fn release, void *ctx, uint64_t length,
+                                               afs_error *err);
+/** True when the request's body goes out with `Transfer-Encoding: chunked`: a source of
+ *  unknown length, compression without AFS_COMPRESS_EXACT, or a trailer digest. False for
+ *  NULL. */
+AFS_API bool afs_request_is_chunked(const afs_request *r);
+
+/** Flags of afs_request_set_content_encoding and afs_serializer_set_content_encoding. */
+enum {
+    AFS_COMPRESS_EXACT = 1 /**< compress once ahead (memory or a temporary file): exact Content-Length */
+};
+/**
+ * Compresses the request's body and sets `Content-Encoding: coding` (see COMPRESSION above).
+ * @param coding  "gzip", "deflate" (zlib format), "zstd" or "br" (ASCII case-insensitive).
+ * @param level   0: the coding's default (zlib 6, zstd 3, brotli 11 — slow: pass a level for
+ *                large bodies); else gzip/deflate 1-9, zstd ZSTD_minCLevel()..ZSTD_maxCLevel(),
+ *                br 1-11.
+ * @param flags   0 or AFS_COMPRESS_EXACT.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL r or coding, a level out of range, unknown
+ *         flags); AFS_E_UNSUPPORTED (another coding); AFS_E_STATE (no body, the request
+ *         already has Content-Encoding, or was compressed before); AFS_E_NO_MEMORY (also
+ *         when the compression library cannot allocate); with AFS_COMPRESS_EXACT, AFS_E_IO
+ *         for the temporary file and the body's own errors. On failure the request is
+ *         unchanged.
+ */
+AFS_API afs_status afs_request_set_content_encoding(afs_request *r, const char *coding, int level,
+                                                    unsigned flags, afs_error *err);
+/** Where a digest goes (afs_request_add_digest). */
+typedef enum afs_digest_where {
+    AFS_DIGEST_HEADER = 0, /**< in the header list now */
+    AFS_DIGEST_TRAILER = 1 /**< a trailer field of the chunked body, computed while it streams */
+} afs_digest_where;
+/**
+ * Adds a digest of the body as sent (see DIGESTS above). Adding the same algorithm again
+ * at the same place is a no-op.
+ * @param algorithm "sha-256", "sha-512" (Content-Digest) or "md5" (Content-MD5).
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL r or algorithm, another `where`);
+ *         AFS_E_UNSUPPORTED (another algorithm; a header digest over a body with a read
+ *         callback that has no rewind: use AFS_DIGEST_TRAILER); AFS_E_STATE (no body);
+ *         for a header digest of a streamed body, the body's errors (AFS_E_IO,
+ *         AFS_E_LENGTH_MISMATCH, AFS_E_NO_MEMORY).
+ */
+AFS_API afs_status afs_request_add_digest(afs_request *r, const char *algorithm, afs_digest_where where,
+                                          afs_error *err);
+/** The directory for the temporary file of AFS_COMPRESS_EXACT on a streamed body (copied;
+ *  NULL: back to $TMPDIR, else /tmp).
+ *  @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL r); AFS_E_INVALID_UTF8. */
+AFS_API afs_status afs_request_set_temp_dir(afs_request *r, const char *dir, afs_error *err);
+/**
+ * The trailer fields, one `Name: value` line each (CRLF-terminated), once the body has been delivered to its end
+ * from its start (by afs_body_stream_read, afs_body_stream_write_to_fd or
+ * afs_request_write_to_fd); "" when the request has no trailer digest. *len (may be NULL)
+ * gets the length. Owned by the caller: free with afs_free.
+ * @return the text, or NULL with AFS_E_INVALID_ARGUMENT (NULL r), AFS_E_STATE (the body has
+ *         not been read to its end yet), AFS_E_NO_MEMORY.
+ */
+AFS_API char *afs_request_copy_trailers(const afs_request *r, size_t *len, afs_error *err);
+
+/** What a serializer-wide compression does with a request that already has
+ *  Content-Encoding (Alamofire's DuplicateHeaderBehavior). */
+typedef enum afs_existing_encoding {
+    AFS_EXISTING_ENCODING_ERROR = 0,   /**< the request fails with AFS_E_STATE */
+    AFS_EXISTING_ENCODING_REPLACE = 1, /**< compress the body anyway, replacing the header */
+    AFS_EXISTING_ENCODING_SKIP = 2     /**< leave that request as it is */
+} afs_existing_encoding;
+/**
+ * Compresses the body of every request the serializer makes from now on
+ * (afs_serializer_request, afs_serializer_serialize, afs_form_finish) as
+ * afs_request_set_content_encoding does, when the body has at least `min_size` bytes (a body
+ * of unknown length always; smaller bodies stay as they are). `coding` NULL turns it off.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT (NULL s, a level out of range, unknown flags or
+ *         `existing`); AFS_E_UNSUPPORTED (another coding).
+ */
+AFS_API afs_status afs_serializer_set_content_encoding(afs_serializer *s, const char *coding, int level,
+                                                       unsigned flags, afs_existing_encoding existing,
+                                                       uint64_t min_size, afs_error *err);
 
 
 

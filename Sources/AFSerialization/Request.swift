@@ -105,6 +105,9 @@ public struct Request: Sendable {
         didSet { if bodyStream != nil { body = nil } }
     }
     public var properties = RequestProperties()
+    /// Header digests to keep up to date and the directory for temporary files
+    /// (Transforms/RequestTransforms.swift).
+    public var transformSettings = RequestTransformSettings()
 
     /// A request with a checked method, the URL after intake (`URIReference`: kept when it
     /// is a valid URI, else percent-encoded, IDNA for the host) and default properties.

@@ -28,6 +28,9 @@ public struct RequestSerializer: Sendable {
     public var properties = RequestProperties()
     public var jsonOptions: JSONWritingOptions = []
     public var plistFormat = PropertyListFormat.xml
+    /// Compression of every request body this serializer makes (multipart forms included);
+    /// nil: none. C: `afs_serializer_set_content_encoding`.
+    public var compression: SerializerCompression?
     /// AFHTTPSessionManager's `baseURL`: relative references given to `request` and
     /// `multipartForm` resolve against it (RFC 3986 section 5.2). Stored after intake and
     /// the slash rule (a non-empty path without a trailing `/` gets one). nil: none.
@@ -144,7 +147,13 @@ public struct RequestSerializer: Sendable {
     }
 
     /// `serialize(_:params:)` with parameters given as a tree or as a parsed JSON document.
+    /// The serializer's `compression` (if set) is applied to the result.
     public func serialize(_ request: Request, parameters: Parameters?) throws -> Request {
+        let r = try serializeParameters(request, parameters: parameters)
+        return try compression?.apply(to: r) ?? r
+    }
+
+    func serializeParameters(_ request: Request, parameters: Parameters?) throws -> Request {
         var r = request
         for (name, value) in headers where r.headers.index(of: name) == nil {
             r.headers.set(name, value)

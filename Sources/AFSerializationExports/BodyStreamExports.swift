@@ -70,7 +70,12 @@ private func streamCall(_ bs: OpaquePointer?, _ call: String, _ err: UnsafeMutab
 @c @implementation
 public func afs_request_body_stream(_ r: OpaquePointer?) -> OpaquePointer? {
     guard let h = peek(r, RequestHandle.self), let s = h.request.bodyStream else { return nil }
-    if h.bodyStreamHandle?.stream !== s { h.bodyStreamHandle = BodyStreamHandle(s, owner: h) }
+    if h.bodyStreamHandle?.stream !== s {
+        // A body transform gave the request a new stream: the old handle stays readable
+        // (detached) until the request is freed.
+        if let old = h.bodyStreamHandle { h.retiredStreamHandles.append(old) }
+        h.bodyStreamHandle = BodyStreamHandle(s, owner: h)
+    }
     return lend(h.bodyStreamHandle!)
 }
 
@@ -134,7 +139,12 @@ public func afs_body_stream_error(_ bs: OpaquePointer?, _ out: UnsafeMutablePoin
 
 @c @implementation
 public func afs_body_stream_rewind(_ bs: OpaquePointer?, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
-    streamCall(bs, "afs_body_stream_rewind", err) { try $0.stream.rewind() }
+    streamCall(bs, "afs_body_stream_rewind", err) {
+        try $0.stream.rewind()
+        // The body starts over, so does the request: afs_request_write_to_fd writes the
+        // head again (after a failing source, a retry goes on a new connection).
+        $0.owner.wireOffset = 0
+    }
 }
 
 @c @implementation

@@ -153,8 +153,8 @@ public func afs_form_append_stream(_ f: OpaquePointer?, _ read: afs_read_fn?, _ 
     let source = CallbackSource(read, rewind, release, ctx)
     return status(err) {
         guard read != nil else { throw AFSError(.invalidArgument, "read is NULL") }
-        guard length <= UInt64(Int64.max) else {
-            throw AFSError(.invalidArgument, "length \(length) is not a byte count (larger than INT64_MAX)")
+        guard length <= UInt64(Int64.max) || length == BodyPart.unknownLength else {
+            throw AFSError(.invalidArgument, "length \(length) is not a byte count (larger than INT64_MAX) nor AFS_LENGTH_UNKNOWN")
         }
         let n = try stringArg(name, NTS, "name"), fn = try stringArg(filename, NTS, "filename")
         let m = try optionalStringArg(mimeType, "mime_type")

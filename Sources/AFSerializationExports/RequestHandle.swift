@@ -27,6 +27,8 @@ final class RequestHandle: Handle {
     /// The borrowed `afs_body_stream` of a multipart request (`afs_request_body_stream`),
     /// created on first use and owned by this handle.
     var bodyStreamHandle: BodyStreamHandle?
+    /// Body stream handles lent before a body transform replaced the stream (section 15).
+    var retiredStreamHandles: [BodyStreamHandle] = []
     /// Lent to a callback for the duration of the call (the query callback's request):
     /// afs_request_free ignores it.
     let isBorrowed: Bool

@@ -12,6 +12,23 @@ final class DigestTests: XCTestCase {
 
     func hex(_ d: [UInt8]) -> String { d.map { String(format: "%02x", $0) }.joined() }
 
+    /// Both SHA-256 paths (the x86 SHA extensions when the CPU has them, the portable rounds)
+    /// give the FIPS values and agree on random inputs.
+    func testSHA256PortableAndHardwarePathsAgree() {
+        let saved = SHA256.useHardware
+        defer { SHA256.useHardware = saved }
+        var rng = SeededGenerator(seed: 256)
+        let data = (0..<100_000).map { _ in UInt8.random(in: 0...255, using: &rng) }
+        var results: [[UInt8]] = []
+        for hw in saved ? [true, false] : [false] {
+            SHA256.useHardware = hw
+            XCTAssertEqual(hex(SHA256.hash(Array("abc".utf8))), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", "hardware \(hw)")
+            XCTAssertEqual(hex(SHA256.hash(Array(Self.abc448.utf8))), "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1", "hardware \(hw)")
+            results.append(SHA256.hash(data))
+        }
+        XCTAssertEqual(Set(results.map { hex($0) }).count, 1)
+    }
+
     func testSHA256FIPSExamples() {
         XCTAssertEqual(hex(SHA256.hash(Array("".utf8))), "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")
         XCTAssertEqual(hex(SHA256.hash(Array("abc".utf8))), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")

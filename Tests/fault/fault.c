@@ -958,6 +958,101 @@ static void s_alloc_parse_json(void) { walk_alloc_sites("afs_value_parse_json", 
 static void s_alloc_response_json(void) { walk_alloc_sites("JSON response", op_response_json, 0); }
 static void s_alloc_response_plist(void) { walk_alloc_sites("XML plist response", op_response_plist, 0); }
 
+/* ---- body transforms (issue 22): chunked framing, compression ----------------------------- */
+
+typedef struct { size_t pos, len; } counter_src;
+static int64_t counter_read(void *ctx, uint8_t *buf, size_t max) {
+    counter_src *c = ctx;
+    size_t k = c->len - c->pos;
+    if (k > max) k = max;
+    for (size_t i = 0; i < k; i++) buf[i] = (uint8_t)('a' + (c->pos + i) % 23);
+    c->pos += k;
+    return (int64_t)k;
+}
+static int counter_rewind(void *ctx) { ((counter_src *)ctx)->pos = 0; return 0; }
+
+/* A chunked request (a 200 KB file part and a source of unknown length), written with
+ * afs_request_write_to_fd to a regular file while the file part fails inside its chunk. */
+static void s_chunked_file_eio_in_chunk(void) {
+    char path[600], out[600], spec[700];
+    make_file("chunk.bin", 200000, 7);
+    spath(path, sizeof path, "chunk.bin");
+    spath(out, sizeof out, "chunked.out");
+    afs_error e;
+    afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_HTTP);
+    afs_form *f = afs_serializer_multipart_form(s, "POST", "http://127.0.0.1/up", NULL, &e);
+    counter_src c = { 0, 50000 };
+    EXPECT(afs_form_append_file(f, path, "f", &e) == AFS_OK);
+    EXPECT(afs_form_append_stream(f, counter_read, counter_rewind, NULL, &c, AFS_LENGTH_UNKNOWN, "s", "s.bin", NULL, &e) == AFS_OK);
+    afs_request *r = afs_form_finish(f, &e);
+    EXPECT(r && afs_request_is_chunked(r));
+    int fds = count_fds();
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    snprintf(spec, sizeof spec, "op=cfr|pread|sendfile,path=chunk.bin,nth=2,times=0,errno=EIO");
+    fault(spec);
+    uint64_t n = 0;
+    afs_status st = afs_request_write_to_fd(r, fd, &n, &e);
+    cur->fired = shim_fired();
+    fault("");
+    close(fd);
+    EXPECT(cur->fired > 0);
+    EXPECT(st == AFS_E_IO);
+    outcome_from(&e);
+    EXPECT_HAS(e.message, "chunk.bin");
+    EXPECT(count_fds() == fds);
+    /* the next attempt (a new connection) sends the whole request again */
+    fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    afs_error e2;
+    EXPECT(afs_request_write_to_fd(r, fd, &n, &e2) == AFS_E_IO);  /* the sticky source error */
+    close(fd);
+    EXPECT(afs_body_stream_rewind(afs_request_body_stream(r), &e2) == AFS_OK);
+    fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    EXPECT(afs_request_write_to_fd(r, fd, &n, &e2) == AFS_OK);
+    close(fd);
+    bytes got = read_whole(out);
+    EXPECT(got.n == n && got.n > 250000 && memcmp(got.p + got.n - 5, "0\r\n\r\n", 5) == 0);
+    EXPECT(got.n > 5 && memcmp(got.p, "POST /up HTTP/1.1\r\n", 19) == 0);  /* the head again */
+    free(got.p);
+    unlink(out);
+    afs_request_free(r);
+    afs_form_free(f);
+    afs_serializer_free(s);
+}
+
+/* A 100 KB body compressed with `coding` while streaming, then exactly; digests too. */
+static afs_status compress_op(const char *coding, afs_error *e) {
+    static char data[100 * 1024];
+    for (size_t i = 0; i < sizeof data; i++) data[i] = (char)('a' + (i * 7 + i / 13) % 19);
+    afs_value *d = afs_value_new_dict();
+    afs_value_dict_set(d, "blob", AFS_NTS, afs_value_new_string(data, sizeof data, NULL), NULL);
+    afs_serializer *s = afs_serializer_new(AFS_SERIALIZER_JSON);
+    afs_request *r = afs_serializer_request(s, "POST", "http://127.0.0.1/x", d, e);
+    afs_request *x = afs_serializer_request(s, "POST", "http://127.0.0.1/x", d, e);
+    afs_status st = r && x ? AFS_OK : e->code;
+    if (st == AFS_OK) st = afs_request_set_content_encoding(r, coding, 1, 0, e);
+    if (st == AFS_OK) st = afs_request_add_digest(r, "sha-256", AFS_DIGEST_HEADER, e);
+    if (st == AFS_OK) st = afs_request_add_digest(r, "md5", AFS_DIGEST_TRAILER, e);
+    if (st == AFS_OK) {
+        char path[600];
+        spath(path, sizeof path, "compressed.out");
+        int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+        uint64_t n;
+        st = afs_request_write_to_fd(r, fd, &n, e);
+        close(fd);
+        unlink(path);
+    }
+    if (st == AFS_OK) st = afs_request_set_content_encoding(x, coding, 1, AFS_COMPRESS_EXACT, e);
+    afs_request_free(r);
+    afs_request_free(x);
+    afs_serializer_free(s);
+    afs_value_free(d);
+    return st;
+}
+static afs_status op_gzip(afs_error *e) { return compress_op("gzip", e); }
+static afs_status op_br(afs_error *e) { return compress_op("br", e); }
+static void s_alloc_compress_gzip(void) { walk_alloc_sites("gzip compression (chunked, exact, digests)", op_gzip, 0); }
+static void s_alloc_compress_br(void) { walk_alloc_sites("br compression (chunked, exact, digests)", op_br, 0); }
+
 /* ---- the table ------------------------------------------------------------------------------ */
 
 typedef struct {
@@ -1009,6 +1104,9 @@ static const scenario scenarios[] = {
     {"alloc-parse-json", "alloc", "each realloc of afs_value_parse_json fails in turn", s_alloc_parse_json},
     {"alloc-response-json", "alloc", "each realloc of a JSON response (null removal on) fails in turn", s_alloc_response_json},
     {"alloc-response-plist", "alloc", "each realloc of an XML plist response fails in turn", s_alloc_response_plist},
+    {"chunked-file-eio-in-chunk", "write_to_fd", "a chunked request's file part fails with EIO inside its chunk (copy_file_range, pread)", s_chunked_file_eio_in_chunk},
+    {"alloc-compress-gzip", "alloc", "each realloc of gzip compression (zlib's own allocations included), digests, exact fails in turn", s_alloc_compress_gzip},
+    {"alloc-compress-br", "alloc", "each realloc of br compression (brotli's own allocations included), digests, exact fails in turn", s_alloc_compress_br},
 };
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {

@@ -377,6 +377,46 @@ def s_close_inside_source(s, tmp):
     return summary(err)
 
 
+def s_generator_raises_inside_a_chunk(s, tmp):
+    """A generator of unknown length raises while Request.write_to sends the body compressed
+    and chunked: the chunk in flight stays incomplete on the wire, the error is the source's
+    (chained), and after a rewind (a rewindable source) the whole request goes again."""
+    def chunks():
+        for i in range(40):
+            if i == 7 and not state["ok"]:
+                raise ConnectionResetError("the producer went away")
+            yield bytes([65 + i % 26]) * 10000
+
+    class Again:
+        def __iter__(self):
+            return chunks()
+
+    state = {"ok": False}
+    out = os.path.join(tmp, "chunked.out")
+    r = afs.Request("PUT", URL)
+    r.set_body_stream(Again())
+    r.set_content_encoding("gzip", 1)
+    r.add_digest("sha-256", trailer=True)
+    with open(out, "wb") as f:
+        try:
+            r.write_to(f)
+            raise Failed("no error")
+        except afs.StreamIOError as e:
+            err = e
+    check(isinstance(err.__cause__, ConnectionResetError), "not chained from the generator's exception")
+    state["ok"] = True
+    r.body_stream.rewind()
+    with open(out, "wb") as f:
+        r.write_to(f)
+    wire = open(out, "rb").read()
+    check(wire.startswith(b"PUT ") and wire.endswith(b"\r\n\r\n") and b"Transfer-Encoding: chunked" in wire,
+          "the retried request is not a whole chunked request")
+    check(len(r.trailers) == 1, "no trailer after the retry")
+    os.unlink(out)
+    r.close()
+    return summary(err)
+
+
 SCENARIOS = [
     ("py-source-raises-midway", "python", "a stream source raises ConnectionResetError on its 5th read()",
      s_source_raises_midway),
@@ -396,6 +436,8 @@ SCENARIOS = [
      s_progress_cancels_write_to),
     ("py-close-inside-source", "python", "a stream source calls request.close() during a read",
      s_close_inside_source),
+    ("py-generator-raises-inside-a-chunk", "python", "a generator raises inside a chunk of a gzip, chunked write_to; retried after rewind",
+     s_generator_raises_inside_a_chunk),
 ]
 
 

@@ -1407,6 +1407,98 @@ static void issue19(void) {
     interrupted_write(r, bs, afs_body_stream_content_length(bs));
     afs_request_free(r);
     afs_form_free(form);
+}
+
+/* ---- body transforms (issue 22) ------------------------------------------------------------ */
+
+static int64_t fail_after_100(void *ctx, uint8_t *b, size_t n) {
+    size_t *pos = ctx;
+    if (*pos >= 100) return -1;
+    size_t k = n < 100 - *pos ? n : 100 - *pos;
+    memset(b, 'x', k);
+    *pos += k;
+    return (int64_t)k;
+}
+static int64_t three_bytes(void *ctx, uint8_t *b, size_t n) {
+    size_t *pos = ctx;
+    if (*pos >= 3 || n == 0) return 0;
+    b[0] = 'a';
+    (*pos)++;
+    return 1;
+}
+
+static void body_transforms(void) {
+    area = "body transforms";
+    afs_request *r = afs_request_new("POST", "http://127.0.0.1/x", NULL);
+    row("a request without a body", "afs_request_set_content_encoding", AFS_E_STATE,
+        afs_request_set_content_encoding(r, "gzip", 0, 0, fresh()), &E, NULL);
+    row("a request without a body", "afs_request_add_digest", AFS_E_STATE,
+        afs_request_add_digest(r, "sha-256", AFS_DIGEST_HEADER, fresh()), &E, NULL);
+    size_t p1 = 0;
+    afs_request_set_body_stream(r, three_bytes, NULL, NULL, &p1, 3, NULL);
+    row("coding `lzma`", "afs_request_set_content_encoding", AFS_E_UNSUPPORTED,
+        afs_request_set_content_encoding(r, "lzma", 0, 0, fresh()), &E, NULL);
+    row("gzip level 10", "afs_request_set_content_encoding", AFS_E_INVALID_ARGUMENT,
+        afs_request_set_content_encoding(r, "gzip", 10, 0, fresh()), &E, NULL);
+    row("flags 0x6 (unknown bits)", "afs_request_set_content_encoding", AFS_E_INVALID_ARGUMENT,
+        afs_request_set_content_encoding(r, "gzip", 0, 6, fresh()), &E, NULL);
+    row("algorithm `sha-1`", "afs_request_add_digest", AFS_E_UNSUPPORTED,
+        afs_request_add_digest(r, "sha-1", AFS_DIGEST_HEADER, fresh()), &E, NULL);
+    row("where = 9", "afs_request_add_digest", AFS_E_INVALID_ARGUMENT,
+        afs_request_add_digest(r, "sha-256", (afs_digest_where)9, fresh()), &E, NULL);
+    row("a header digest over a read callback without rewind", "afs_request_add_digest", AFS_E_UNSUPPORTED,
+        afs_request_add_digest(r, "sha-256", AFS_DIGEST_HEADER, fresh()), &E, NULL);
+    row("length 2^63 (neither a byte count nor AFS_LENGTH_UNKNOWN)", "afs_request_set_body_stream", AFS_E_INVALID_ARGUMENT,
+        afs_request_set_body_stream(r, three_bytes, NULL, NULL, &p1, (uint64_t)1 << 63, fresh()), &E, NULL);
+    char *none = afs_request_copy_trailers(r, NULL, fresh());
+    row("trailers asked for before the body was read", "afs_request_copy_trailers", AFS_OK,
+        STATUS_OF(none), &E, "\"\" (no trailer digest)");
+    afs_free(none);
+    afs_request_add_digest(r, "md5", AFS_DIGEST_TRAILER, NULL);
+    char *t = afs_request_copy_trailers(r, NULL, fresh());
+    row("trailers of a trailer digest before the body was read", "afs_request_copy_trailers", AFS_E_STATE, STATUS_OF(t), &E, t);
+    afs_free(t);
+    row("a body of unknown length sought to byte 1", "afs_body_stream_seek", AFS_E_UNSUPPORTED,
+        afs_body_stream_seek(afs_request_body_stream(r), 1, fresh()), &E, NULL);
+    afs_request_free(r);
+    r = afs_request_new("PUT", "http://127.0.0.1/x", NULL);
+    size_t p2 = 0;
+    afs_request_set_body_stream(r, fail_after_100, NULL, NULL, &p2, AFS_LENGTH_UNKNOWN, NULL);
+    afs_request_set_content_encoding(r, "br", 1, 0, NULL);
+    char out[700];
+    path_in_tmp(out, sizeof out, "transforms.out");
+    int fd = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    uint64_t n;
+    row("a read callback failing after 100 bytes, inside a chunk of a br body", "afs_request_write_to_fd", AFS_E_IO,
+        afs_request_write_to_fd(r, fd, &n, fresh()), &E, NULL);
+    close(fd);
+    afs_request_free(r);
+    r = afs_request_new("PUT", "http://127.0.0.1/x", NULL);
+    afs_request_set_body_stream(r, fail_after_100, NULL, NULL, &p2, 50, NULL);
+    p2 = 0;
+    afs_request_set_temp_dir(r, tmp, NULL);
+    row("exact compression of a source declaring 50 bytes that yields 100", "afs_request_set_content_encoding", AFS_E_LENGTH_MISMATCH,
+        afs_request_set_content_encoding(r, "gzip", 1, AFS_COMPRESS_EXACT, fresh()), &E, NULL);
+    row("a temporary directory that does not exist", "afs_request_set_temp_dir", AFS_OK,
+        afs_request_set_temp_dir(r, "/nonexistent/afs", fresh()), &E, "accepted (used at the next exact compression)");
+    afs_request_free(r);
+    r = afs_request_new("PUT", "http://127.0.0.1/x", NULL);
+    size_t p3 = 0;
+    afs_request_set_body_stream(r, three_bytes, NULL, NULL, &p3, AFS_LENGTH_UNKNOWN, NULL);
+    afs_request_set_temp_dir(r, "/nonexistent/afs", NULL);
+    row("exact compression with a temporary directory that does not exist", "afs_request_set_content_encoding", AFS_E_IO,
+        afs_request_set_content_encoding(r, "zstd", 1, AFS_COMPRESS_EXACT, fresh()), &E, NULL);
+    afs_request_free(r);
+    afs_serializer *s = http();
+    row("existing = 7", "afs_serializer_set_content_encoding", AFS_E_INVALID_ARGUMENT,
+        afs_serializer_set_content_encoding(s, "gzip", 0, 0, (afs_existing_encoding)7, 0, fresh()), &E, NULL);
+    afs_serializer_set_header(s, "Content-Encoding", "identity", NULL);
+    afs_serializer_set_content_encoding(s, "gzip", 0, 0, AFS_EXISTING_ENCODING_ERROR, 0, NULL);
+    afs_value *params = afs_value_new_dict();
+    afs_value_dict_set(params, "a", AFS_NTS, afs_value_new_int(1), NULL);
+    afs_request *q = afs_serializer_request(s, "POST", "http://127.0.0.1/x", params, fresh());
+    row("a serializer rule `error` and a request with Content-Encoding", "afs_serializer_request", AFS_E_STATE, STATUS_OF(q), &E, NULL);
+    afs_request_free(q);
     afs_value_free(params);
     afs_serializer_free(s);
 }
@@ -1649,6 +1741,7 @@ int main(int argc, char **argv) {
     c_edge();
     issue19();
     security();
+    body_transforms();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "matrix: could not remove %s\n", tmp);

@@ -279,6 +279,8 @@ def python_enumerators() -> Dict[str, int]:
     from afserialization import security
     for m in security.PinningMode:
         out["AFS_PINNING_" + m.name] = int(m)
+    from afserialization import transforms
+    out.update({k: int(v) for k, v in transforms.ENUMERATORS.items()})
     return out
 
 

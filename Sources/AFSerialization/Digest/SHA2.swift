@@ -1,3 +1,13 @@
+internal import CAFSerialization
+
+@inline(__always)
+func sha256Round(_ a: UInt32, _ b: UInt32, _ c: UInt32, _ d: inout UInt32, _ e: UInt32, _ f: UInt32, _ g: UInt32,
+                 _ h: inout UInt32, _ kw: UInt32) {
+    let t1 = h &+ (rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25)) &+ (g ^ (e & (f ^ g))) &+ kw
+    d = d &+ t1
+    h = t1 &+ (rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22)) &+ ((a & b) | (c & (a | b)))
+}
+
 /// SHA-256 (FIPS 180-4), streaming.
 ///
 /// `update` may be called any number of times with any split of the input; `finalize`
@@ -64,8 +74,19 @@ public struct SHA256: Sendable {
         data.withUnsafeBytes { hash($0) }
     }
 
+    /// The CPU has the x86 SHA extensions: blocks go through them (Sources/CAFSerialization/
+    /// sha256_x86.c); else the portable rounds below. Tests switch it off to check both.
+    nonisolated(unsafe) static var useHardware = cafs_sha256_hw_available() != 0
+
     static func compress(_ s: inout (UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32, UInt32),
                          _ p: UnsafeRawPointer, _ blocks: Int) {
+        if useHardware {
+            withUnsafeMutableBytes(of: &s) { st in
+                cafs_sha256_hw_blocks(st.baseAddress!.assumingMemoryBound(to: UInt32.self),
+                                      p.assumingMemoryBound(to: UInt8.self), blocks)
+            }
+            return
+        }
         withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
             k.withUnsafeBufferPointer { k in
                 var (h0, h1, h2, h3, h4, h5, h6, h7) = s
@@ -81,14 +102,19 @@ public struct SHA256: Sendable {
                         w[i] = w[i &- 16] &+ s0 &+ w[i &- 7] &+ s1
                     }
                     var a = h0, b = h1, c = h2, d = h3, e = h4, f = h5, g = h6, h = h7
-                    for i in 0..<64 {
-                        let S1 = rotr32(e, 6) ^ rotr32(e, 11) ^ rotr32(e, 25)
-                        let ch = (e & f) ^ (~e & g)
-                        let t1 = h &+ S1 &+ ch &+ k[i] &+ w[i]
-                        let S0 = rotr32(a, 2) ^ rotr32(a, 13) ^ rotr32(a, 22)
-                        let maj = (a & b) ^ (a & c) ^ (b & c)
-                        h = g; g = f; f = e; e = d &+ t1
-                        d = c; c = b; b = a; a = t1 &+ S0 &+ maj
+                    // Eight rounds per step with the roles of the variables rotated instead
+                    // of moving values between them.
+                    var i = 0
+                    while i < 64 {
+                        sha256Round(a, b, c, &d, e, f, g, &h, k[i] &+ w[i])
+                        sha256Round(h, a, b, &c, d, e, f, &g, k[i &+ 1] &+ w[i &+ 1])
+                        sha256Round(g, h, a, &b, c, d, e, &f, k[i &+ 2] &+ w[i &+ 2])
+                        sha256Round(f, g, h, &a, b, c, d, &e, k[i &+ 3] &+ w[i &+ 3])
+                        sha256Round(e, f, g, &h, a, b, c, &d, k[i &+ 4] &+ w[i &+ 4])
+                        sha256Round(d, e, f, &g, h, a, b, &c, k[i &+ 5] &+ w[i &+ 5])
+                        sha256Round(c, d, e, &f, g, h, a, &b, k[i &+ 6] &+ w[i &+ 6])
+                        sha256Round(b, c, d, &e, f, g, h, &a, k[i &+ 7] &+ w[i &+ 7])
+                        i &+= 8
                     }
                     h0 &+= a; h1 &+= b; h2 &+= c; h3 &+= d; h4 &+= e; h5 &+= f; h6 &+= g; h7 &+= h
                 }

@@ -106,7 +106,8 @@ public final class BodyPart: @unchecked Sendable {  // only `consumed` changes, 
     /// `Name: value\r\n` for each header, then `\r\n`.
     public let headerBlock: ByteBlock
     public let source: Source
-    /// The body length: the bytes, the file size at append, or the declared stream length.
+    /// The body length: the bytes, the file size at append, or the declared stream length
+    /// (`unknownLength` for a stream of unknown length).
     public let length: UInt64
     /// "part 3 (name \"avatar\")", for error messages.
     public let label: String
@@ -116,6 +117,9 @@ public final class BodyPart: @unchecked Sendable {  // only `consumed` changes, 
     /// the part, so a reader that finds the callback elsewhere rewinds it first.
     var consumed: UInt64 = 0
     static let unknownPosition = UInt64.max
+    /// The length of a source whose length is not known (C: `AFS_LENGTH_UNKNOWN`): it is
+    /// read until its callback returns 0.
+    public static let unknownLength = UInt64.max
 
     /// - Throws: `AFSError` `.noMemory` when the header block cannot be allocated.
     init(headers: [(name: String, value: String)], source: Source, length: UInt64, label: String) throws(AFSError) {
@@ -125,6 +129,16 @@ public final class BodyPart: @unchecked Sendable {  // only `consumed` changes, 
         w.append("\r\n" as StaticString)
         if w.failed { throw AFSError.noMemory("the headers of \(label)", bytes: w.failedBytes) }
         headerBlock = try ByteBlock(UnsafeRawBufferPointer(start: w.base, count: w.count), what: "the headers of \(label)")
+        self.source = source
+        self.length = length
+        self.label = label
+    }
+
+    /// A whole request body (no header block): a body source, or an in-memory body that
+    /// is compressed or chunked while it streams.
+    init(wholeBody source: Source, length: UInt64, label: String) throws(AFSError) {
+        headers = []
+        headerBlock = try ByteBlock("")
         self.source = source
         self.length = length
         self.label = label

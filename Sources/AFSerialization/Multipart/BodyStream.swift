@@ -25,25 +25,49 @@ public final class MultipartBodyStream: @unchecked Sendable {
         /// `--B\r\n`, `\r\n--B\r\n`, `\r\n--B--\r\n`.
         let initial: ByteBlock, encapsulation: ByteBlock, final: ByteBlock
         /// Offset of the first byte of each part's boundary line.
+        /// (`BodyPart.unknownLength` after a part of unknown length.)
         let starts: [UInt64]
+        /// The raw body's length, `BodyPart.unknownLength` when a part's length is unknown.
         let contentLength: UInt64
+        /// What is done to the raw body on its way out (compression, trailer digests);
+        /// see Transforms/TransformStream.swift.
+        let transforms: BodyTransforms
+        /// Kept alive with the body (a temporary file of an exactly compressed body).
+        let keepAlive: AnyObject?
 
-        init(parts: [BodyPart], boundary: String) throws(AFSError) {
+        convenience init(parts: [BodyPart], boundary: String) throws(AFSError) {
+            try self.init(parts: parts, boundary: boundary, raw: false, transforms: BodyTransforms(), keepAlive: nil)
+        }
+
+        /// `raw`: no boundary lines (a whole-body source: one part whose header block is
+        /// empty).
+        /// No boundary lines: a whole body from one source.
+        let isRaw: Bool
+
+        init(parts: [BodyPart], boundary: String, raw: Bool, transforms: BodyTransforms, keepAlive: AnyObject?) throws(AFSError) {
             precondition(!parts.isEmpty, "a multipart body has at least one part")
             self.parts = parts
+            isRaw = raw
             self.boundary = boundary
-            initial = try ByteBlock("--" + boundary + "\r\n")
-            encapsulation = try ByteBlock("\r\n--" + boundary + "\r\n")
-            final = try ByteBlock("\r\n--" + boundary + "--\r\n")
+            self.transforms = transforms
+            self.keepAlive = keepAlive
+            initial = try ByteBlock(raw ? "" : "--" + boundary + "\r\n")
+            encapsulation = try ByteBlock(raw ? "" : "\r\n--" + boundary + "\r\n")
+            final = try ByteBlock(raw ? "" : "\r\n--" + boundary + "--\r\n")
             var s: [UInt64] = []
             try s.checkedReserve(parts.count, "the part offsets")
             var total: UInt64 = 0
+            let unknown = BodyPart.unknownLength
             for (i, p) in parts.enumerated() {
                 s.append(total)
+                if total == unknown || p.length == unknown {
+                    total = unknown
+                    continue
+                }
                 total += UInt64(i == 0 ? initial.count : encapsulation.count)
                 total += UInt64(p.headerBlock.count) + p.length
             }
-            total += UInt64(final.count)
+            if total != unknown { total += UInt64(final.count) }
             starts = s
             contentLength = total
         }
@@ -52,9 +76,10 @@ public final class MultipartBodyStream: @unchecked Sendable {
     let layout: Layout
     let parts: [BodyPart]
 
-    /// The exact body length (the request's `Content-Length`).
-    /// C: `afs_body_stream_content_length`.
-    public var contentLength: UInt64 { layout.contentLength }
+    /// The exact body length (the request's `Content-Length`); `BodyPart.unknownLength`
+    /// (C: `AFS_LENGTH_UNKNOWN`) when a source's length is unknown or the body is compressed
+    /// while it streams. C: `afs_body_stream_content_length`.
+    public var contentLength: UInt64 { layout.transforms.encoding != nil ? BodyPart.unknownLength : layout.contentLength }
     /// The boundary between the parts.
     public var boundary: String { layout.boundary }
 
@@ -85,21 +110,22 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// Reports progress; true when the caller cancelled (the sticky error is then set).
     @inline(__always)
     func report() -> Bool {
-        progress?(position, layout.contentLength)
-        guard let c = shouldCancel, c(position, layout.contentLength) else { return false }
-        error = AFSError(.io, "cancelled by the progress callback at byte \(position) of \(layout.contentLength)", osErrno: ECANCELED)
+        let total = contentLength
+        progress?(position, total)
+        guard let c = shouldCancel, c(position, total) else { return false }
+        error = AFSError(.io, "cancelled by the progress callback at byte \(position) of \(total == BodyPart.unknownLength ? "a body of unknown length" : String(total))", osErrno: ECANCELED)
         closeFile()
         return true
     }
 
-    @exclusivity(unchecked) public private(set) var isOpen = false
+    @exclusivity(unchecked) public internal(set) var isOpen = false
     @exclusivity(unchecked) public private(set) var isClosed = false
     /// The sticky error of the last failed read (or failing source in `write(to:)`).
     /// C: `afs_body_stream_error`.
-    @exclusivity(unchecked) public private(set) var error: AFSError?
+    @exclusivity(unchecked) public internal(set) var error: AFSError?
     /// Bytes delivered so far (returned by `read` or written by `write(to:)`).
     /// C: `afs_body_stream_position`.
-    @exclusivity(unchecked) public private(set) var position: UInt64 = 0
+    @exclusivity(unchecked) public internal(set) var position: UInt64 = 0
 
     // The cursor: part, phase, offset in the phase. It can run ahead of `position` only
     // inside a failing call; seek and rewind reset it from a position.
@@ -118,6 +144,12 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// at (carryPart, carryOffset) and live in `scratch[carryStart ..< carryStart+carryCount]`.
     @exclusivity(unchecked) var carryCount = 0, carryStart = 0, carryPart = -1
     @exclusivity(unchecked) var carryOffset: UInt64 = 0
+    /// Transform and chunked-framing state (Transforms/TransformStream.swift), made on
+    /// first use.
+    var transformState: TransformState?
+    /// Set by the chunked writer: `fill` stops before a file part's body (so that the
+    /// writer can send it with `sendfile` in a chunk of its own).
+    @exclusivity(unchecked) var fillStopsAtFiles = false
 
     /// A stream over `parts` separated by `boundary`. The first read opens it.
     /// - Throws: `AFSError` `.noMemory`.
@@ -164,7 +196,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
     /// True from open until the last byte has been read (or an error was returned).
     /// C: `afs_body_stream_has_bytes_available`.
     public var hasBytesAvailable: Bool {
-        isOpen && !isClosed && error == nil && position < layout.contentLength
+        guard isOpen && !isClosed && error == nil else { return false }
+        if hasTransforms || layout.contentLength == BodyPart.unknownLength { return !transformedAtEnd }
+        return position < layout.contentLength
     }
 
     func closedError() -> AFSError { AFSError(.state, "the body stream is closed") }
@@ -196,16 +230,17 @@ public final class MultipartBodyStream: @unchecked Sendable {
             return -1
         }
         isOpen = true
-        if phase == .end { return 0 }
+        if phase == .end && !hasTransforms { return 0 }
         let n: Int
         do {
-            n = try fill(buffer, Swift.min(maxLength, packetSize))
+            n = hasTransforms ? try produce(buffer, Swift.min(maxLength, packetSize)) : try fill(buffer, Swift.min(maxLength, packetSize))
         } catch {
             self.error = (error as? AFSError) ?? AFSError(.io, "\(error)")
             closeFile()
             return -1
         }
         if n > 0 {
+            if hasTransforms { delivered(UnsafeRawBufferPointer(start: buffer, count: n)) }
             position += UInt64(n)
             if report() { return n }  // these bytes are delivered; the next read fails
             if delay > 0 { MultipartBodyStream.sleep(delay) }
@@ -229,6 +264,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
                 case .memory(let block):
                     n += copyMemory(block, buf + n, limit - n)
                 case .file:
+                    if fillStopsAtFiles && offset == 0 && part.length > 0 { return n }
                     if offset == part.length {
                         try verifyFileEnd(part)
                         advancePhase()
@@ -264,6 +300,10 @@ public final class MultipartBodyStream: @unchecked Sendable {
                     }
                     let want = Int(Swift.min(part.length - offset, UInt64(limit - n)))
                     let r = try readCallback(part, source, buf + n, want)
+                    if r == 0 {  // the end of a source of unknown length
+                        advancePhase()
+                        continue
+                    }
                     n += r
                     offset += UInt64(r)
                 }
@@ -370,12 +410,14 @@ public final class MultipartBodyStream: @unchecked Sendable {
     // MARK: - Callback parts
 
     /// Reads at most `want` (> 0) bytes from the callback and checks the answer.
+    /// A source of unknown length returns 0 at its end.
     func readCallback(_ part: BodyPart, _ source: PartStreamSource, _ dst: UnsafeMutablePointer<UInt8>, _ want: Int) throws -> Int {
         let r = source.read(into: dst, maxLength: want)
         if r > 0 && r <= want {
             part.consumed += UInt64(r)
             return r
         }
+        if r == 0 && part.length == BodyPart.unknownLength { return 0 }
         let at = part.consumed
         part.consumed = BodyPart.unknownPosition
         if r == 0 {
@@ -412,7 +454,9 @@ public final class MultipartBodyStream: @unchecked Sendable {
         let tmp = try scratchBuffer()
         while part.consumed < target {
             let want = Int(Swift.min(target - part.consumed, UInt64(MultipartBodyStream.scratchSize)))
-            _ = try readCallback(part, source, tmp, want)
+            if try readCallback(part, source, tmp, want) == 0 {
+                throw AFSError(.lengthMismatch, "\(part.label): the read callback ended after \(part.consumed) bytes, before byte \(target) it had reached before")
+            }
         }
     }
 
@@ -459,6 +503,7 @@ public final class MultipartBodyStream: @unchecked Sendable {
     ///   rewind function.
     public func seek(to target: UInt64) throws {
         if isClosed { throw closedError() }
+        if try seekTransformed(to: target) { return }
         guard target <= layout.contentLength else {
             throw AFSError(.invalidArgument, "cannot seek to offset \(target): the body has \(layout.contentLength) bytes")
         }
@@ -538,6 +583,10 @@ public final class MultipartBodyStream: @unchecked Sendable {
         let regular = (st.st_mode & S_IFMT) == S_IFREG
         var sig = SigpipeGuard(active: !regular)
         defer { sig.restore() }
+        if hasTransforms {
+            try writeTransformed(to: out, written: &written, &sig)
+            return
+        }
         var kernel = true
         var kernelPart = -1
         // Interruptible: an EINTR, or a short write to a pipe or socket, returns to the
@@ -603,6 +652,10 @@ public final class MultipartBodyStream: @unchecked Sendable {
                     let tmp = try scratchBuffer()
                     let want = Int(Swift.min(part.length - offset, UInt64(Swift.min(chunk, MultipartBodyStream.scratchSize))))
                     let r = try source { try readCallback(part, src, tmp, want) }
+                    if r == 0 {  // the end of a source of unknown length
+                        advancePhase()
+                        continue
+                    }
                     carryPart = partIndex
                     carryOffset = offset
                     carryStart = 0

@@ -18,6 +18,8 @@ public final class MultipartForm {
     public private(set) var parts: [BodyPart] = []
     /// True after a successful `finish()`; every later change fails with `.state`.
     public private(set) var isSpent = false
+    /// The serializer's compression, applied by `finish()`.
+    var compression: SerializerCompression?
     var packetSize = Int.max
     var delay: Double = 0
 
@@ -122,7 +124,8 @@ public final class MultipartForm {
     }
 
     /// `appendPartWithInputStream:name:fileName:length:mimeType:` — a file part read from a
-    /// callback that must yield exactly `length` bytes. The source is released (dropped)
+    /// callback that must yield exactly `length` bytes, or, with `BodyPart.unknownLength`,
+    /// until it returns 0 (the request is then sent chunked). The source is released (dropped)
     /// when the part goes away, or at once when this call fails.
     /// C: `afs_form_append_stream`.
     /// - Throws: `.state`; `.invalidHeader` for CR/LF/NUL in `mimeType`.
@@ -215,11 +218,12 @@ public final class MultipartForm {
         stream.delay = delay
         var r = baseRequest
         r.headers.set("Content-Type", "multipart/form-data; boundary=" + boundary)
-        r.headers.set("Content-Length", String(stream.contentLength))
+        // A part of unknown length: no Content-Length, the request is sent chunked.
+        r.headers.set("Content-Length", stream.contentLength == BodyPart.unknownLength ? nil : String(stream.contentLength))
         r.body = nil
         r.bodyStream = stream
         isSpent = true
-        return r
+        return try compression?.apply(to: r) ?? r
     }
 
     /// The index of the first part whose headers or in-memory body contain `needle`.
@@ -257,6 +261,7 @@ extension RequestSerializer {
         }
         let base = try request(method: method, url: url, params: nil)
         let form = MultipartForm(request: base, stringEncoding: stringEncoding)
+        form.compression = compression
         guard let params = params else { return form }
         let literal = queryStyle.bools == .literal
         let encoding = stringEncoding

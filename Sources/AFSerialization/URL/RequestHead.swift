@@ -8,13 +8,15 @@ extension Request {
     /// - `Authorization: Basic base64(user:password)` from the URL's userinfo,
     ///   percent-decoded, unless the request sets `Authorization` (then the userinfo is
     ///   dropped: it never reaches the wire otherwise);
-    /// - the request's headers in order, but for the framing: exactly one `Content-Length`
-    ///   with the length of the bytes that follow when the request has a body (also an
-    ///   empty one), none without a body (a request without framing has an empty body,
-    ///   RFC 9112 section 6.3). A `Content-Length` among the headers (a multipart request's,
-    ///   set by `MultipartForm.finish`) gives its place to that line; any other
-    ///   `Content-Length` or `Transfer-Encoding` in `headers` (callers cannot set them
-    ///   through `setHeader`; Swift code may through `headers`) is left out;
+    /// - the request's headers in order, but for the framing: exactly one framing that
+    ///   matches the bytes that follow. A chunked body (`isChunked`: unknown length,
+    ///   compressed while streaming, trailer fields) gets `Transfer-Encoding: chunked` and
+    ///   `Trailer:` with the trailer field names; any other body (also an empty one) exactly
+    ///   one `Content-Length` with its length; no body, no framing (a request without
+    ///   framing has an empty body, RFC 9112 section 6.3). A `Content-Length` among the
+    ///   headers (a multipart request's, set by `MultipartForm.finish`) gives its place to
+    ///   that line; any other `Content-Length` or `Transfer-Encoding` in `headers` (callers
+    ///   cannot set them through `setHeader`; Swift code may through `headers`) is left out;
     /// - an empty line.
     /// C: `afs_request_copy_head`.
     /// - Throws: `.badURL` when the URL has no authority or an empty host (HTTP/1.1 needs a
@@ -51,8 +53,9 @@ extension Request {
             credentials.withUnsafeBufferPointer { Base64.encode($0, to: &w) }
             line("Authorization", "Basic " + (try w.toString()))
         }
-        // The one framing: the length of the bytes `write(to:)` sends after the head.
-        let length: String? = bodyCount.map { String($0) } ?? bodyStream.map { String($0.contentLength) }
+        // The one framing: chunked, or the length of the bytes `write(to:)` sends after the head.
+        let chunked = bodyStream?.isChunked ?? false
+        let length: String? = chunked ? nil : (bodyCount.map { String($0) } ?? bodyStream.map { String($0.contentLength) })
         var framed = false
         for (name, value) in headers {
             try HTTPSyntax.validateHeaderName(name)
@@ -66,7 +69,15 @@ extension Request {
             try HTTPSyntax.validateHeaderValue(value, name: name)
             line(name, value)
         }
-        if let n = length, !framed { line("Content-Length", n) }
+        if chunked, let s = bodyStream {
+            // The body goes out chunked (Transforms/TransformStream.swift): never a
+            // Content-Length, and the trailer fields are announced.
+            line("Transfer-Encoding", "chunked")
+            let names = s.trailerNames
+            if !names.isEmpty && headers.index(of: "Trailer") == nil { line("Trailer", names.joined(separator: ", ")) }
+        } else if let n = length, !framed {
+            line("Content-Length", n)
+        }
         out.append(contentsOf: "\r\n".utf8)
         return out
     }
@@ -94,7 +105,9 @@ extension Request {
     /// next call continues where the failed one stopped; after a complete write `offset` is
     /// 0 again and the next call writes the whole request again (a multipart body is then
     /// sought back to its start). A multipart body goes through the body stream's
-    /// writer (`sendfile`/`copy_file_range` for file parts). C: `afs_request_write_to_fd`.
+    /// writer (`sendfile`/`copy_file_range` for file parts); a chunked one through
+    /// `writeChunked` (framing and trailers, file parts still by the kernel inside their
+    /// chunks). C: `afs_request_write_to_fd`.
     /// `interruptible`: a signal returns to the caller (`.io` with errno `EINTR`, after an
     /// `EINTR` or a short write to a pipe or socket, which on a blocking descriptor only a
     /// signal causes), resumable exactly as after `EAGAIN`; otherwise EINTR is retried.
@@ -105,8 +118,9 @@ extension Request {
         written = 0
         let head = try self.head()
         let headCount = UInt64(head.count)
-        if wireOffset == 0, let s = bodyStream, s.position != 0 {
-            try s.seek(to: 0)
+        if wireOffset == 0, let s = bodyStream {
+            if s.isChunked { s.resetChunking() }
+            if s.position != 0 { try s.seek(to: 0) }
         }
         var st = stat()
         if fstat(fd, &st) != 0 {
@@ -143,6 +157,15 @@ extension Request {
         if let n = bodyCount {
             let done = wireOffset - headCount
             if done < UInt64(n) { try withBody { try put($0, from: done, what: "body") } }
+        } else if let s = bodyStream, s.isChunked {
+            sig.restore()
+            var n: UInt64 = 0
+            defer {
+                written += n
+                wireOffset += n
+            }
+            try s.writeChunked(to: fd, written: &n)
+            s.resetChunking()
         } else if let s = bodyStream {
             sig.restore()
             var n: UInt64 = 0

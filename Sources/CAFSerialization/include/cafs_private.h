@@ -47,6 +47,13 @@ void *cafs_slot_publish(void **slot, void *candidate);
  * clears a slot with it). */
 void cafs_slot_store(void **slot, void *value);
 
+/* SHA-256 with the x86 SHA extensions (sha256_x86.c): whether the CPU has them, and the
+ * compression of `blocks` 64-byte blocks into `state` (H0..H7), as FIPS 180-4 defines it. */
+#include <stddef.h>
+#include <stdint.h>
+int cafs_sha256_hw_available(void);
+void cafs_sha256_hw_blocks(uint32_t state[8], const uint8_t *data, size_t blocks);
+
 #ifdef __cplusplus
 }
 #endif

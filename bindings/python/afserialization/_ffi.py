@@ -279,6 +279,16 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_request_copy_head", c_void_p, [c_request_p, POINTER(c_size_t), _E], _OWNED),
     ("afs_request_write_to_fd", c_int, [c_request_p, c_int, POINTER(c_uint64), _E], _STATUS),
     ("afs_request_set_interruptible", None, [c_request_p, c_bool], None),
+    # 15. body transforms (issue 22)
+    ("afs_request_set_body_stream", c_int,
+     [c_request_p, READ_FN, REWIND_FN, RELEASE_FN, c_void_p, c_uint64, _E], _STATUS),
+    ("afs_request_is_chunked", c_bool, [c_request_p], None),
+    ("afs_request_set_content_encoding", c_int, [c_request_p, c_char_p, c_int, c_uint, _E], _STATUS),
+    ("afs_request_add_digest", c_int, [c_request_p, c_char_p, c_int, _E], _STATUS),
+    ("afs_request_set_temp_dir", c_int, [c_request_p, c_char_p, _E], _STATUS),
+    ("afs_request_copy_trailers", c_void_p, [c_request_p, POINTER(c_size_t), _E], _OWNED),
+    ("afs_serializer_set_content_encoding", c_int,
+     [c_serializer_p, c_char_p, c_int, c_uint, c_int, c_uint64, _E], _STATUS),
     # 7. multipart
     ("afs_serializer_multipart_form", c_form_p,
      [c_serializer_p, c_char_p, c_char_p, c_value_p, _E], _HANDLE),

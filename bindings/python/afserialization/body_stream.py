@@ -7,12 +7,14 @@ import io
 import os
 import socket
 from ctypes import addressof, byref, c_char, c_uint64
-from typing import Any, Callable, Optional, Tuple, TypeVar
+from typing import Any, Callable, Iterator, Optional, Tuple, TypeVar
 
 from . import _ffi
 from ._ffi import PROGRESS_CANCEL_FN, afs_error, lib
 from ._handle import CHandle, serialized
 from .errors import HandleClosedError, SerializationError
+
+_LENGTH_UNKNOWN = (1 << 64) - 1  # AFS_LENGTH_UNKNOWN
 
 __all__ = ["BodyStream", "AsyncBodyIterator", "ProgressCallback", "DEFAULT_CHUNK_SIZE"]
 
@@ -124,7 +126,9 @@ class BodyStream(io.RawIOBase):
         return got
 
     def readall(self) -> bytes:
-        """The rest of the body in one allocation."""
+        """The rest of the body in one allocation (when its length is known)."""
+        if self.content_length is None:
+            return b"".join(self.iter_chunks())
         remaining = len(self) - self.tell()
         if remaining <= 0:
             return b""
@@ -175,8 +179,11 @@ class BodyStream(io.RawIOBase):
                 super().close()
 
     def __len__(self) -> int:
-        """The Content-Length: the exact size of the whole body."""
-        return lib.afs_body_stream_content_length(self._get())
+        """The Content-Length: the exact size of the whole body; 0 when it is unknown
+        (chunked, see :attr:`content_length`), so that clients that ask ``len()`` send it
+        chunked."""
+        n = lib.afs_body_stream_content_length(self._get())
+        return 0 if n == _LENGTH_UNKNOWN else n
 
     def __bool__(self) -> bool:
         return True  # a file object is true, whatever its length
@@ -189,9 +196,22 @@ class BodyStream(io.RawIOBase):
     # -- beyond io ------------------------------------------------------------------------
 
     @property
-    def content_length(self) -> int:
-        """Same as ``len(stream)``."""
-        return len(self)
+    def content_length(self) -> Optional[int]:
+        """The exact size of the whole body, or None when it is unknown (a source of
+        unknown length, compression while streaming)."""
+        n = lib.afs_body_stream_content_length(self._get())
+        return None if n == _LENGTH_UNKNOWN else n
+
+    def iter_chunks(self, chunk_size: int = DEFAULT_CHUNK_SIZE) -> Iterator[bytes]:
+        """The rest of the body as ``bytes`` chunks of at most ``chunk_size`` (for clients
+        that send an iterator chunked, such as ``requests``)."""
+        if chunk_size <= 0:
+            raise ValueError("chunk_size must be > 0")
+        while True:
+            chunk = self.read(chunk_size)
+            if not chunk:
+                return
+            yield chunk
 
     @property
     def has_bytes_available(self) -> bool:

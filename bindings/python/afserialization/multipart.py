@@ -105,20 +105,23 @@ class MultipartForm(HandleOwner):
             _bytes(value, "append_field(): value", str_too=True)
         lib.afs_form_append_form_data(self._h.get(), b, len(b), cstr(name, "name"))
 
-    def append_stream(self, source: StreamSource, length: int, name: str, filename: str,
+    def append_stream(self, source: StreamSource, length: Optional[int], name: str, filename: str,
                       mime_type: str) -> None:
         """A file part pulled from ``source`` while the body is read: a binary file object
         (``readinto`` or ``read``; rewindable when ``seekable()``, back to the position it
         had here), or an iterable of bytes chunks (rewindable when it is not an iterator
         itself, e.g. a list). It must yield exactly ``length`` bytes, else the read fails
-        with :class:`~afserialization.LengthMismatchError`. The form does not close
+        with :class:`~afserialization.LengthMismatchError`. ``length=None`` means unknown
+        (a pipe, a generator): ``source`` is read until it ends and the request is sent
+        chunked (:attr:`Request.is_chunked`). A text-mode file is refused with
+        :class:`TypeError` (open it in binary mode). The form does not close
         ``source``. An exception ``source`` raises fails the read with
         :class:`~afserialization.StreamIOError` chained from it (KeyboardInterrupt and
         SystemExit propagate as themselves; the stream's error then stays until rewind).
         """
         ptr = self._h.get()
-        if length < 0:
-            raise ValueError("length must be >= 0")
+        from .transforms import length_arg
+        length = length_arg(length)
         part = _PartSource(source, length)
         key = next(_ids)
         _sources[key] = part  # released by C through _release (also when the append fails)

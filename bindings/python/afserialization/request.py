@@ -298,6 +298,80 @@ class Request(HandleOwner):
         """
         return Request._adopt(lib.afs_request_write_body_to_file(self._h.get(), cpath(path)))
 
+    # -- body transforms (header section 15) ----------------------------------------------
+
+    def _transformed(self) -> None:
+        """After a change of how the body streams: new snapshot, new body stream object."""
+        self._snap = None
+        self._stream = None
+
+    def set_body_stream(self, source: Any, length: Optional[int] = None) -> None:
+        """Makes the body ``source`` (``afs_request_set_body_stream``): a binary file object
+        or an iterable of bytes (a generator), read while the request is sent. ``length``
+        bytes (checked: ``LengthMismatchError``), or ``None``: unknown, read until the source
+        ends, sent chunked. Rewindable as for :meth:`MultipartForm.append_stream`.
+
+        Raises:
+            TypeError (a text-mode file, bytes, another type), StateError (after
+            :meth:`set_content_encoding` or a header digest: set the body first).
+        """
+        from . import transforms
+        transforms.set_body_stream(self._h.get(), source, length)
+        self._transformed()
+
+    @property
+    def is_chunked(self) -> bool:
+        """True when the body goes out with ``Transfer-Encoding: chunked`` (unknown length,
+        compression while streaming, trailer digests)."""
+        return bool(lib.afs_request_is_chunked(self._h.get()))
+
+    def set_content_encoding(self, coding: str, level: Optional[int] = None,
+                             exact: bool = False) -> None:
+        """Compresses the body with ``coding`` ("gzip", "deflate" (zlib format), "zstd",
+        "br") and sets ``Content-Encoding``. ``level`` None: the coding's default. Without
+        ``exact`` the body is compressed while it streams and sent chunked (it is then in
+        :attr:`body_stream`, :attr:`body` is None); with ``exact`` it is compressed once now
+        (in memory, or into a temporary file for a streamed body: :meth:`set_temp_dir`) and
+        keeps an exact ``Content-Length``.
+
+        Raises:
+            StateError (no body, already encoded), UnsupportedError (another coding),
+            InvalidArgumentError (level), NoMemoryError, and the body's errors with ``exact``.
+        """
+        from . import transforms
+        transforms.set_content_encoding(self._h.get(), coding, level, exact)
+        self._transformed()
+
+    def add_digest(self, algorithm: str, trailer: bool = False) -> None:
+        """Adds ``Content-Digest`` ("sha-256", "sha-512") or ``Content-MD5`` ("md5") over the
+        body as sent (after compression): in the headers now, or with ``trailer=True`` as a
+        trailer field computed while the body streams (the request becomes chunked; see
+        :attr:`trailers`).
+
+        Raises:
+            StateError (no body), UnsupportedError (another algorithm; a header digest over
+            a source that cannot rewind), and the body's errors for a header digest.
+        """
+        from . import transforms
+        transforms.add_digest(self._h.get(), algorithm, trailer)
+        self._transformed()
+
+    def set_temp_dir(self, path: "Optional[str | bytes | os.PathLike[str]]") -> None:
+        """Where ``set_content_encoding(..., exact=True)`` puts the compressed copy of a
+        streamed body (None: ``$TMPDIR``, else ``/tmp``)."""
+        lib.afs_request_set_temp_dir(self._h.get(), None if path is None else cpath(path))
+
+    @property
+    def trailers(self) -> List[Tuple[str, str]]:
+        """The trailer fields as ``(name, value)`` pairs, once the body has been read or
+        written to its end; ``[]`` without trailer digests.
+
+        Raises:
+            StateError: the body has not been read to its end yet.
+        """
+        from . import transforms
+        return transforms.trailers(self._h.get())
+
     # -- presentation ---------------------------------------------------------------------
 
     @property

@@ -347,6 +347,18 @@ class HTTPRequestSerializer(HandleOwner):
         """Removes the ``Authorization`` header."""
         lib.afs_serializer_clear_authorization(self._h.get())
 
+    def set_content_encoding(self, coding: Optional[str], level: Optional[int] = None,
+                             exact: bool = False, existing: Any = "error",
+                             min_size: int = 0) -> None:
+        """Compresses the body of every request made from now on, as
+        :meth:`Request.set_content_encoding` does, when it has at least ``min_size`` bytes
+        (a body of unknown length always). ``existing`` ("error", "replace", "skip" or an
+        :class:`~afserialization.transforms.ExistingEncoding`) decides for a request that
+        already has ``Content-Encoding``. ``coding`` None turns it off."""
+        from . import transforms
+        transforms.serializer_set_content_encoding(self._h.get(), coding, level, exact,
+                                                   existing, min_size)
+
     # -- behaviour ------------------------------------------------------------------------
 
     @property
