@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import argparse
 import base64
+import io
 import json
 import os
 import re
@@ -374,8 +375,8 @@ def build_request(args: argparse.Namespace) -> Built:
         # HTTPie (requests) sends Content-Length: 0 without a body, except for these
         body = raw if raw is not None else (
             b"" if method not in ("GET", "HEAD", "OPTIONS") else None)
-        if body is not None:
-            request.headers["Content-Length"] = str(len(body))
+        if body is not None:  # the library frames it: Content-Length from the source's length
+            request.set_body_stream(io.BytesIO(body), len(body))
         built = Built(request, body)
     elif args.multipart or items.files:
         with serializer.multipart_form(method, url, None) as mp:
