@@ -1329,17 +1329,19 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
  * afs_query_parse gives the tree back, except:
  *   - empty arrays, sets and dictionaries are not written, so they do not come back;
  *   - numbers and bools come back as their text ("1", "0", "true", "3.5");
- *   - sets come back as arrays (in the writer's order) under brackets and indexed, as
- *     repeated keys under no_brackets (an array, or a string for one member);
+ *   - sets are written as repeated plain keys (`s=a&s=b`, AFNetworking's format): under
+ *     brackets and indexed only the last member (in the writer's order) comes back, under
+ *     no_brackets an array (a string for one member);
  *   - brackets style: an array's members that are containers (arrays of arrays or
  *     dictionaries) flatten: `a[][k]=1&a[][k]=2` is {"a":[{"k":"1"},{"k":"2"}]} only when
  *     each dictionary has a single key; the parser starts a new dictionary in an array
  *     when the key it sets is already in the last one (qs's rule), so arrays of
  *     dictionaries whose keys all differ from one element to the next come back merged;
- *     arrays of arrays come back flat;
+ *     arrays of arrays come back as one inner array (`[[1,2],[3]]` → `[[1,2,3]]`);
  *   - no_brackets: an array with one member comes back as that member; arrays of arrays
- *     flatten;
- *   - indexed: round trips whole (arrays of arrays and of dictionaries included).
+ *     flatten; arrays of dictionaries come back as a dictionary of arrays;
+ *   - indexed: round trips whole (arrays of arrays and of dictionaries included), except
+ *     that a dictionary whose keys are exactly "0" … "n-1" comes back as an array.
  *
  * MULTIPART. Parts are numbered from 0. The boundary comes from the Content-Type's
  * `boundary` parameter (quoted or not), or is given bare. The preamble before the first

@@ -127,7 +127,7 @@ public struct Request: Sendable {
     public mutating func setHeader(_ name: String, _ value: String?) throws {
         try HTTPSyntax.validateHeaderName(name)
         if let v = value { try HTTPSyntax.validateHeaderValue(v, name: name) }
-        headers.set(name, value)
+        headers.set(name, value.map(HTTPSyntax.trimmedHeaderValue))
     }
 
     /// The value of header `name` (case-insensitive). C: `afs_request_header`.

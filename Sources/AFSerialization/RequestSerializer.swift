@@ -49,7 +49,7 @@ public struct RequestSerializer: Sendable {
     public mutating func setHeader(_ name: String, _ value: String?) throws {
         try HTTPSyntax.validateHeaderName(name)
         if let v = value { try HTTPSyntax.validateHeaderValue(v, name: name) }
-        headers.set(name, value)
+        headers.set(name, value.map(HTTPSyntax.trimmedHeaderValue))
     }
 
     /// The default header `name` (case-insensitive). C: `afs_serializer_copy_header`.
