@@ -74,6 +74,8 @@ requests requests
 urllib3 urllib3
 multipart multipart
 python_multipart python-multipart
+httpx httpx
+streaming_form_data streaming-form-data
 requests_toolbelt requests-toolbelt
 orjson orjson
 h11 h11

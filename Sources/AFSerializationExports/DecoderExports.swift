@@ -157,6 +157,7 @@ public func afs_multipart_parser_feed(_ p: OpaquePointer?, _ bytes: UnsafePointe
         let h = try unbox(p, MultipartParserHandle.self, "parser")
         let d = try dataArg(UnsafeRawPointer(bytes), len, "the bytes")
         try h.call(p!) {
+            if let f = h.parser.failure { throw f }
             if h.finished { throw AFSError(.state, "afs_multipart_parser_feed after afs_multipart_parser_finish") }
             try h.parser.feed(d.assumingMemoryBound(to: UInt8.self))
         }

@@ -103,7 +103,8 @@ public final class MultipartParser {
     /// The previous byte consumed in the preamble (a boundary must start a line).
     private var lastByte: UInt8 = UInt8(ascii: "\n")
     private var carry = CarryBuffer()
-    private var failure: AFSError?
+    /// The error that ended the parse (sticky), nil while none did.
+    public private(set) var failure: AFSError?
     private var paused = false
     /// Bytes taken so far, and the offset (in the body) of the window being stepped.
     public private(set) var totalBytes: UInt64 = 0
