@@ -274,6 +274,9 @@ def python_enumerators() -> Dict[str, int]:
     out["AFS_RESPONSE_JSON"] = response.JSONResponseSerializer._KIND
     out["AFS_RESPONSE_PLIST"] = response.PropertyListResponseSerializer._KIND
     out["AFS_JSON_READING_FRAGMENTS_ALLOWED"] = int(response.JSONReadingOptions.FRAGMENTS_ALLOWED)
+    from afserialization import decoders
+    for name in ("KEEP_BAD_ESCAPES", "REFUSE_DEEP", "PLUS_AS_SPACE"):
+        out["AFS_QUERY_" + name] = getattr(decoders, "QUERY_" + name)
     return out
 
 

@@ -36,6 +36,8 @@ from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
                      QueryCallbackError, SerializationError, StateError, Status, StreamIOError,
                      UnacceptableContentTypeError, UnacceptableStatusError, UnsupportedError,
                      UnsupportedTypeError, ValueOutOfRangeError)
+from .errors import (BadResponseError, InvalidImageError, InvalidMultipartError, InvalidXMLError,
+                     LimitError, UntrustedError)
 from .decoders import MultipartParser, Part, iter_multipart, parse_form, parse_query
 from .helpers import library_version, percent_escape, query_string, resolve_url
 from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
@@ -54,6 +56,9 @@ __version__ = library_version()
 __all__ = [
     # decoders (section 16)
     "parse_query", "parse_form", "MultipartParser", "Part", "iter_multipart",
+    # third-round statuses
+    "InvalidXMLError", "InvalidImageError", "UntrustedError", "BadResponseError", "LimitError",
+    "InvalidMultipartError",
     # serializers and what they make
     "HTTPRequestSerializer", "JSONRequestSerializer", "PropertyListRequestSerializer",
     "SerializerHeaders", "Request", "MultipartRequest", "RequestHeaders", "MultipartForm",

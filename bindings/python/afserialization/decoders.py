@@ -28,7 +28,9 @@ from .values import Value
 __all__ = ["parse_query", "parse_form", "Part", "MultipartParser", "iter_multipart"]
 
 _STYLES = {"brackets": 0, "no_brackets": 1, "indexed": 2}
-_KEEP_BAD_ESCAPES, _REFUSE_DEEP, _PLUS_AS_SPACE = 1, 2, 4
+#: ``AFS_QUERY_*`` flags of ``afs_query_parse_options`` (the keywords below set them).
+QUERY_KEEP_BAD_ESCAPES, QUERY_REFUSE_DEEP, QUERY_PLUS_AS_SPACE = 1, 2, 4
+_KEEP_BAD_ESCAPES, _REFUSE_DEEP, _PLUS_AS_SPACE = QUERY_KEEP_BAD_ESCAPES, QUERY_REFUSE_DEEP, QUERY_PLUS_AS_SPACE
 
 
 def _options(array_style: str, plus_as_space: bool, max_depth: int, max_params: int,
