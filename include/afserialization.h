@@ -1340,6 +1340,8 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
  *     arrays of arrays come back as one inner array (`[[1,2],[3]]` → `[[1,2,3]]`);
  *   - no_brackets: an array with one member comes back as that member; arrays of arrays
  *     flatten; arrays of dictionaries come back as a dictionary of arrays;
+ *   - a first key that starts with `?` loses it (the writer leaves `?` unescaped, as
+ *     AFNetworking does, and the parser skips a leading `?`);
  *   - indexed: round trips whole (arrays of arrays and of dictionaries included), except
  *     that a dictionary whose keys are exactly "0" … "n-1" comes back as an array.
  *

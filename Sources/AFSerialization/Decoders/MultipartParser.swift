@@ -184,9 +184,17 @@ public final class MultipartParser {
 
     private func take(_ n: Int) throws {
         totalBytes += UInt64(n)
-        if totalBytes > limits.maxTotalBytes {
-            throw AFSError(.limit, "the multipart body is larger than max_total_bytes (\(limits.maxTotalBytes)) in part \(partIndex)")
-        }
+    }
+
+    /// `step` within max_total_bytes: the bytes past it are never parsed, and their
+    /// presence is `.limit` once the parse reaches the limit (wherever the feeds split).
+    private func limitedStep(_ w: UnsafeBufferPointer<UInt8>) throws -> Int {
+        if limits.maxTotalBytes == .max { return try step(w) }
+        let allowed = limits.maxTotalBytes > windowOffset ? limits.maxTotalBytes - windowOffset : 0
+        if UInt64(w.count) <= allowed { return try step(w) }
+        let c = allowed == 0 ? 0 : try step(UnsafeBufferPointer(rebasing: w[0..<Int(allowed)]))
+        if paused || phase == .epilogue { return phase == .epilogue ? w.count : c }
+        throw AFSError(.limit, "the multipart body is larger than max_total_bytes (\(limits.maxTotalBytes)) in part \(partIndex)")
     }
 
     private func feedHere(_ input: UnsafeBufferPointer<UInt8>) throws -> Int {
@@ -195,7 +203,7 @@ public final class MultipartParser {
         let p = input.baseAddress
         var off = 0
         while carry.count > 0 {
-            let c = try step(UnsafeBufferPointer(start: carry.base!, count: carry.count))
+            let c = try limitedStep(UnsafeBufferPointer(start: carry.base!, count: carry.count))
             windowOffset += UInt64(c)
             carry.removeFirst(c)
             if paused { return off }
@@ -209,7 +217,7 @@ public final class MultipartParser {
         guard off < n, let p else { return off }
         let rest = n - off
         try take(rest)
-        let c = try step(UnsafeBufferPointer(start: p + off, count: rest))
+        let c = try limitedStep(UnsafeBufferPointer(start: p + off, count: rest))
         windowOffset += UInt64(c)
         if paused {
             // Untake what the caller offers again.
@@ -229,7 +237,7 @@ public final class MultipartParser {
         do {
             while carry.count > 0 {
                 paused = false
-                let c = try step(UnsafeBufferPointer(start: carry.base!, count: carry.count))
+                let c = try limitedStep(UnsafeBufferPointer(start: carry.base!, count: carry.count))
                 windowOffset += UInt64(c)
                 carry.removeFirst(c)
                 if c == 0 && !paused { break }
@@ -323,12 +331,7 @@ public final class MultipartParser {
             case .headers:
                 let room = n - pos
                 guard let q = memchr(p + pos, 10, room) else {
-                    if room > limits.maxLineLength {
-                        throw AFSError(.limit, "a header line of part \(partIndex) is longer than max_line_length (\(limits.maxLineLength))")
-                    }
-                    if headerBytes + room > limits.maxHeaderBytes {
-                        throw AFSError(.limit, "the headers of part \(partIndex) are larger than max_header_bytes (\(limits.maxHeaderBytes))")
-                    }
+                    try checkHeaderLimits(lineBytes: room)
                     return pos
                 }
                 let e = UnsafePointer<UInt8>(q.assumingMemoryBound(to: UInt8.self)) - p
@@ -393,14 +396,22 @@ public final class MultipartParser {
         return !"()<>@,;:\\\"/[]?={}".utf8.contains(UInt8(c))
     }
 
-    private func headerLine(_ l: UnsafePointer<UInt8>, _ count: Int, at pos: Int) throws {
-        headerBytes += count + 1
-        if count + 1 > limits.maxLineLength {
+    /// The line and header-block limits for a line of which `lineBytes` are known: the limit
+    /// whose byte is reached first wins (the line's at a tie), so that where the feeds split
+    /// never changes which limit is reported.
+    private func checkHeaderLimits(lineBytes: Int) throws {
+        let lineAt = limits.maxLineLength + 1
+        let blockAt = limits.maxHeaderBytes >= headerBytes ? limits.maxHeaderBytes - headerBytes + 1 : 0
+        guard Swift.min(lineAt, blockAt) <= lineBytes else { return }
+        if lineAt <= blockAt {
             throw AFSError(.limit, "a header line of part \(partIndex) is longer than max_line_length (\(limits.maxLineLength))")
         }
-        if headerBytes > limits.maxHeaderBytes {
-            throw AFSError(.limit, "the headers of part \(partIndex) are larger than max_header_bytes (\(limits.maxHeaderBytes))")
-        }
+        throw AFSError(.limit, "the headers of part \(partIndex) are larger than max_header_bytes (\(limits.maxHeaderBytes))")
+    }
+
+    private func headerLine(_ l: UnsafePointer<UInt8>, _ count: Int, at pos: Int) throws {
+        try checkHeaderLimits(lineBytes: count + 1)
+        headerBytes += count + 1
         var len = count
         if len > 0 && l[len - 1] == 13 { len -= 1 }
         if len == 0 {
@@ -540,7 +551,7 @@ public final class MultipartParser {
                 let c = p[i]
                 if c == 13 || c == 10 || c == 32 || c == 9 { continue }
                 quantum.append(c)
-                if quantum.count == 4 { try decodeQuantum() }
+                if quantum.count == 4 { try decodeQuantum(at: bodyRaw - UInt64(n - i - 1)) }
             }
             try sendDecoded()
         case .quotedPrintable:
@@ -576,7 +587,8 @@ public final class MultipartParser {
         return t
     }()
 
-    private func decodeQuantum() throws {
+    /// `at`: the part's body bytes up to and including the quantum's last character.
+    private func decodeQuantum(at: UInt64) throws {
         let t = MultipartParser.base64Table
         var v: UInt32 = 0
         var pad = 0
@@ -584,7 +596,7 @@ public final class MultipartParser {
             if c == UInt8(ascii: "=") && k >= 2 { pad += 1; v <<= 6; continue }
             let x = t[Int(c)]
             if x == 0xFF || pad > 0 {
-                throw AFSError(.invalidMultipart, "part \(partIndex) is not valid base64 (\(byteName(c)) after \(bodyRaw) bytes of its body)")
+                throw AFSError(.invalidMultipart, "part \(partIndex) is not valid base64 (\(byteName(c)) in the quantum ending at byte \(at) of its body)")
             }
             v = v << 6 | UInt32(x)
         }
