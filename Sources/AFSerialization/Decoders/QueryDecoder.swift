@@ -47,6 +47,10 @@ public enum QueryDecoder {
         }
         var builder = TreeBuilder(options: options)
         guard let base = text.baseAddress, text.count > 0 else { return .dict(ValueDict()) }
+        // Room for every parameter at the top (the common flat query) in one allocation.
+        var pieces = 1
+        for i in 0..<text.count where base[i] == UInt8(ascii: "&") { pieces += 1 }
+        builder.root.map.reserveCapacity(Swift.min(pieces, options.maxParams))
         var i = 0
         let n = text.count
         if base[0] == UInt8(ascii: "?") { i = 1 }
@@ -154,19 +158,38 @@ enum QuerySegment: Equatable {
     case append
 }
 
-/// A tree under construction: containers are objects, changed in place.
+/// A name part as a dictionary key: a String (stored inline up to 15 bytes, so a probe
+/// touches no other memory), hashed and compared by its bytes as `ValueDict` does.
+struct QueryKey: Hashable {
+    let text: String
+    init(_ b: [UInt8]) { text = String(decoding: b, as: UTF8.self) }
+    func hash(into h: inout Hasher) { hashUTF8(text, into: &h) }
+    static func == (a: QueryKey, b: QueryKey) -> Bool { utf8Equal(a.text, b.text) }
+}
+
+/// A tree under construction: containers are objects, changed in place. A dictionary's
+/// members are `keys`/`children` in insertion order, `map` gives a key's position.
 final class QueryNode {
     enum Kind { case leaf, dict, array }
     var kind: Kind
     var leaf: Value = .null
-    var keys: [[UInt8]] = []
-    var map: [[UInt8]: QueryNode] = [:]
+    var keys: [String] = []
+    var children: [QueryNode] = []
+    var map: [QueryKey: Int] = [:]
     var items: [QueryNode] = []
     /// no_brackets: an array made by repeating a plain key.
     var repeated = false
 
     init(_ kind: Kind) { self.kind = kind }
     init(leaf: Value) { kind = .leaf; self.leaf = leaf }
+
+    func child(_ k: QueryKey) -> QueryNode? { map[k].map { children[$0] } }
+
+    func add(_ k: QueryKey, _ c: QueryNode) {
+        map[k] = children.count
+        keys.append(k.text)
+        children.append(c)
+    }
 }
 
 struct TreeBuilder {
@@ -222,7 +245,7 @@ struct TreeBuilder {
     private func exists(_ path: ArraySlice<QuerySegment>, in node: QueryNode) -> Bool {
         var cur = node
         for s in path {
-            guard case .key(let k) = s, cur.kind == .dict, let next = cur.map[k] else { return false }
+            guard case .key(let k) = s, cur.kind == .dict, let next = cur.child(QueryKey(k)) else { return false }
             cur = next
         }
         return true
@@ -238,7 +261,9 @@ struct TreeBuilder {
             switch seg {
             case .key(let k):
                 guard cur.kind == .dict else { throw conflict(name, index, "an array cannot take the key \(QueryDecoder.describe(k))") }
-                let existing = cur.map[k]
+                let qk = QueryKey(k)
+                let slot = cur.map[qk]
+                let existing = slot.map { cur.children[$0] }
                 if isLast {
                     if let e = existing {
                         switch (e.kind, options.arrays) {
@@ -246,7 +271,7 @@ struct TreeBuilder {
                             let a = QueryNode(.array)
                             a.repeated = true
                             a.items = [QueryNode(leaf: e.leaf), QueryNode(leaf: leaf)]
-                            cur.map[k] = a
+                            if let at = slot { cur.children[at] = a }
                         case (.array, .noBrackets) where e.repeated:
                             e.items.append(QueryNode(leaf: leaf))
                         case (.leaf, _):
@@ -255,8 +280,7 @@ struct TreeBuilder {
                             throw conflict(name, index, "\(QueryDecoder.describe(k)) is already a container")
                         }
                     } else {
-                        cur.keys.append(k)
-                        cur.map[k] = QueryNode(leaf: leaf)
+                        cur.add(qk, QueryNode(leaf: leaf))
                     }
                     return
                 }
@@ -267,8 +291,7 @@ struct TreeBuilder {
                     cur = e
                 } else {
                     let c = QueryNode(wantArray ? .array : .dict)
-                    cur.keys.append(k)
-                    cur.map[k] = c
+                    cur.add(qk, c)
                     cur = c
                 }
             case .append:
@@ -306,33 +329,33 @@ struct TreeBuilder {
             if options.arrays == .indexed, let order = indexOrder(node) {
                 var a: [Value] = []
                 try a.checkedReserve(order.count, "an array of \(order.count) parameters")
-                for k in order { a.append(try value(of: node.map[k]!)) }
+                for i in order { a.append(try value(of: node.children[i])) }
                 return .array(a)
             }
             var d = ValueDict()
             d.reserveCapacity(node.keys.count)
-            for k in node.keys {
-                d[String(decoding: k, as: UTF8.self)] = try value(of: node.map[k]!)
-            }
+            for (i, k) in node.keys.enumerated() { d[k] = try value(of: node.children[i]) }
             return .dict(d)
         }
     }
 
-    /// indexed: the keys in index order when they are exactly "0" … "n-1" (no leading zeros).
-    private func indexOrder(_ node: QueryNode) -> [[UInt8]]? {
+    /// indexed: the children's positions in index order when the keys are exactly "0" …
+    /// "n-1" (no leading zeros).
+    private func indexOrder(_ node: QueryNode) -> [Int]? {
         let n = node.keys.count
         guard n > 0, node !== root else { return nil }
-        var slots = [[UInt8]?](repeating: nil, count: n)
-        for k in node.keys {
+        var slots = [Int](repeating: -1, count: n)
+        for (i, key) in node.keys.enumerated() {
+            let k = Array(key.utf8)
             guard !k.isEmpty, k.count <= 19, k[0] != UInt8(ascii: "0") || k.count == 1 else { return nil }
             var v = 0
             for c in k {
                 guard c >= UInt8(ascii: "0"), c <= UInt8(ascii: "9") else { return nil }
                 v = v * 10 + Int(c - 48)
             }
-            guard v < n, slots[v] == nil else { return nil }
-            slots[v] = k
+            guard v < n, slots[v] < 0 else { return nil }
+            slots[v] = i
         }
-        return slots.map { $0! }
+        return slots
     }
 }
