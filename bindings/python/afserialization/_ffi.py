@@ -117,8 +117,8 @@ class afs_multipart_limits(Structure):
 
 
 #: ``afs_multipart_handler.part_begin``
-PART_BEGIN_FN = CFUNCTYPE(c_int, c_void_p, c_size_t, c_void_p, c_void_p, POINTER(c_void_p),
-                          POINTER(c_void_p), c_size_t)
+PART_BEGIN_FN = CFUNCTYPE(c_int, c_void_p, c_size_t, c_char_p, c_char_p, POINTER(c_char_p),
+                          POINTER(c_char_p), c_size_t)
 #: ``afs_multipart_handler.part_data``
 PART_DATA_FN = CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t)
 #: ``afs_multipart_handler.part_end``

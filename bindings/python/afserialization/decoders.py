@@ -5,7 +5,8 @@
 * :class:`MultipartParser`: a push parser for ASGI/WSGI servers; ``feed(data)`` returns the
   parts it finished.
 * :func:`iter_multipart`: parts from a binary file object (a WSGI ``wsgi.input``, a socket's
-  ``makefile('rb')``), one at a time, each body a spooled temporary file.
+  ``makefile('rb')``), one at a time, each body in memory up to ``spool_bytes`` and in a
+  temporary file on disk beyond.
 
 Limits (keywords of both multipart entry points, 0 or absent: the library's default):
 ``max_parts`` (1000), ``max_header_bytes`` (16384 per part), ``max_headers`` (32 per part),
@@ -16,6 +17,7 @@ framing or a body that ends early :class:`~afserialization.InvalidMultipartError
 from __future__ import annotations
 
 import ctypes
+import io
 import tempfile
 from ctypes import byref, c_void_p
 from typing import IO, Any, Iterator, List, Optional, Tuple
@@ -88,17 +90,15 @@ def _limits(kw: dict) -> Any:
     return l
 
 
-def _text(address: Optional[int]) -> Optional[str]:
-    if not address:
-        return None
-    return ctypes.string_at(address).decode("utf-8", "surrogateescape")
+def _text(raw: Optional[bytes]) -> Optional[str]:
+    return None if raw is None else raw.decode("utf-8", "surrogateescape")
 
 
 class Part:
     """One part: ``name`` and ``filename`` (``str`` or ``None``; decoded from
     Content-Disposition), ``headers`` (a list of ``(name, value)`` as sent, values decoded as
-    latin-1 like ``http.client``), ``body`` (a binary file object at offset 0: a
-    ``SpooledTemporaryFile`` that moves to disk above ``spool_bytes``), ``size``."""
+    latin-1 like ``http.client``), ``body`` (a binary file object at offset 0: an ``io.BytesIO``, or a temporary file on
+    disk once the part passed ``spool_bytes``), ``size``."""
 
     __slots__ = ("index", "name", "filename", "headers", "body", "size")
 
@@ -148,6 +148,7 @@ class MultipartParser:
         self._done: List[Part] = []
         self._current: Optional[Part] = None
         self._write: Any = None
+        self._size = 0
         handler = _ffi.afs_multipart_handler()
         # The callbacks stay alive with this object (C keeps their addresses).
         self._callbacks = (_ffi.PART_BEGIN_FN(self._on_begin), _ffi.PART_DATA_FN(self._on_data),
@@ -159,10 +160,10 @@ class MultipartParser:
 
     def _on_begin(self, ctx: Any, index: int, name: Any, filename: Any, names: Any, values: Any, count: int) -> int:
         try:
-            headers = [(ctypes.string_at(names[i]).decode("latin-1"), ctypes.string_at(values[i]).decode("latin-1"))
-                       for i in range(count)]
-            body = tempfile.SpooledTemporaryFile(max_size=self._spool)
+            headers = [(names[i].decode("latin-1"), values[i].decode("latin-1")) for i in range(count)]
+            body = io.BytesIO()
             self._current = Part(index, _text(name), _text(filename), headers, body)
+            self._size = 0
             self._write = body.write
             return 0
         except BaseException as e:  # stored, re-raised after the C call
@@ -171,6 +172,13 @@ class MultipartParser:
 
     def _on_data(self, ctx: Any, address: Any, n: int) -> int:
         try:
+            self._size += n
+            if self._size > self._spool and isinstance(self._current.body, io.BytesIO):
+                # Past spool_bytes: move to a temporary file on disk (as SpooledTemporaryFile).
+                disk = tempfile.TemporaryFile()
+                disk.write(self._current.body.getbuffer())
+                self._current.body = disk
+                self._write = disk.write
             self._write(ctypes.string_at(address, n))
             return 0
         except BaseException as e:
