@@ -23,7 +23,7 @@ def chunks():
 
 
 # Imports before the clock starts (loading the library is not parsing).
-if peer.startswith("query") or peer.startswith("afs"):
+if peer == "query-afs" or peer.startswith("afs"):
     import afserialization as afs  # noqa: F401
 elif peer == "python-multipart":
     import python_multipart  # noqa: F401

@@ -167,25 +167,30 @@ struct QueryKey: Hashable {
     static func == (a: QueryKey, b: QueryKey) -> Bool { utf8Equal(a.text, b.text) }
 }
 
-/// A tree under construction: containers are objects, changed in place. A dictionary's
-/// members are `keys`/`children` in insertion order, `map` gives a key's position.
+/// A member under construction: a leaf in place (most members: no object per parameter),
+/// or a container object changed in place.
+enum QueryChild {
+    case leaf(Value)
+    case node(QueryNode)
+}
+
+/// A container under construction. A dictionary's members are `keys`/`children` in
+/// insertion order, `map` gives a key's position; an array's are `items`.
 final class QueryNode {
-    enum Kind { case leaf, dict, array }
-    var kind: Kind
-    var leaf: Value = .null
+    enum Kind { case dict, array }
+    let kind: Kind
     var keys: [String] = []
-    var children: [QueryNode] = []
+    var children: [QueryChild] = []
     var map: [QueryKey: Int] = [:]
-    var items: [QueryNode] = []
+    var items: [QueryChild] = []
     /// no_brackets: an array made by repeating a plain key.
     var repeated = false
 
     init(_ kind: Kind) { self.kind = kind }
-    init(leaf: Value) { kind = .leaf; self.leaf = leaf }
 
-    func child(_ k: QueryKey) -> QueryNode? { map[k].map { children[$0] } }
+    func child(_ k: QueryKey) -> QueryChild? { map[k].map { children[$0] } }
 
-    func add(_ k: QueryKey, _ c: QueryNode) {
+    func add(_ k: QueryKey, _ c: QueryChild) {
         map[k] = children.count
         keys.append(k.text)
         children.append(c)
@@ -244,11 +249,23 @@ struct TreeBuilder {
     /// new dictionary in an array).
     private func exists(_ path: ArraySlice<QuerySegment>, in node: QueryNode) -> Bool {
         var cur = node
+        var left = path.count
         for s in path {
+            left -= 1
             guard case .key(let k) = s, cur.kind == .dict, let next = cur.child(QueryKey(k)) else { return false }
-            cur = next
+            switch next {
+            case .node(let n): cur = n
+            case .leaf: return left == 0
+            }
         }
         return true
+    }
+
+    private func describe(_ c: QueryChild) -> String {
+        switch c {
+        case .leaf: return "a value"
+        case .node(let n): return n.kind == .dict ? "a dictionary" : "an array"
+        }
     }
 
     mutating func add(name: [UInt8], leaf: Value, index: Int) throws {
@@ -257,55 +274,54 @@ struct TreeBuilder {
         let last = segments.count - 1
         for (si, seg) in segments.enumerated() {
             let isLast = si == last
-            let wantArray = !isLast && segments[si + 1] == .append
+            let want: QueryNode.Kind = !isLast && segments[si + 1] == .append ? .array : .dict
             switch seg {
             case .key(let k):
                 guard cur.kind == .dict else { throw conflict(name, index, "an array cannot take the key \(QueryDecoder.describe(k))") }
                 let qk = QueryKey(k)
-                let slot = cur.map[qk]
-                let existing = slot.map { cur.children[$0] }
+                guard let at = cur.map[qk] else {
+                    if isLast {
+                        cur.add(qk, .leaf(leaf))
+                        return
+                    }
+                    let c = QueryNode(want)
+                    cur.add(qk, .node(c))
+                    cur = c
+                    continue
+                }
+                let existing = cur.children[at]
                 if isLast {
-                    if let e = existing {
-                        switch (e.kind, options.arrays) {
-                        case (.leaf, .noBrackets):
-                            let a = QueryNode(.array)
-                            a.repeated = true
-                            a.items = [QueryNode(leaf: e.leaf), QueryNode(leaf: leaf)]
-                            if let at = slot { cur.children[at] = a }
-                        case (.array, .noBrackets) where e.repeated:
-                            e.items.append(QueryNode(leaf: leaf))
-                        case (.leaf, _):
-                            e.leaf = leaf  // a repeated plain key keeps the last value
-                        default:
-                            throw conflict(name, index, "\(QueryDecoder.describe(k)) is already a container")
-                        }
-                    } else {
-                        cur.add(qk, QueryNode(leaf: leaf))
+                    switch existing {
+                    case .leaf(let old) where options.arrays == .noBrackets:
+                        let a = QueryNode(.array)
+                        a.repeated = true
+                        a.items = [.leaf(old), .leaf(leaf)]
+                        cur.children[at] = .node(a)
+                    case .node(let e) where options.arrays == .noBrackets && e.kind == .array && e.repeated:
+                        e.items.append(.leaf(leaf))
+                    case .leaf:
+                        cur.children[at] = .leaf(leaf)  // a repeated plain key keeps the last value
+                    case .node:
+                        throw conflict(name, index, "\(QueryDecoder.describe(k)) is already a container")
                     }
                     return
                 }
-                if let e = existing {
-                    guard e.kind == (wantArray ? .array : .dict) else {
-                        throw conflict(name, index, "\(QueryDecoder.describe(k)) is already \(e.kind == .leaf ? "a value" : e.kind == .dict ? "a dictionary" : "an array")")
-                    }
-                    cur = e
-                } else {
-                    let c = QueryNode(wantArray ? .array : .dict)
-                    cur.add(qk, c)
-                    cur = c
+                guard case .node(let e) = existing, e.kind == want else {
+                    throw conflict(name, index, "\(QueryDecoder.describe(k)) is already \(describe(existing))")
                 }
+                cur = e
             case .append:
                 guard cur.kind == .array, !cur.repeated else { throw conflict(name, index, "`[]` on a name that is not an array") }
                 if isLast {
-                    cur.items.append(QueryNode(leaf: leaf))
+                    cur.items.append(.leaf(leaf))
                     return
                 }
-                if let tail = cur.items.last, tail.kind == (wantArray ? .array : .dict),
-                   wantArray || !exists(segments[(si + 1)...], in: tail) {
+                if case .node(let tail)? = cur.items.last, tail.kind == want,
+                   want == .array || !exists(segments[(si + 1)...], in: tail) {
                     cur = tail
                 } else {
-                    let c = QueryNode(wantArray ? .array : .dict)
-                    cur.items.append(c)
+                    let c = QueryNode(want)
+                    cur.items.append(.node(c))
                     cur = c
                 }
             }
@@ -316,10 +332,15 @@ struct TreeBuilder {
         try value(of: root)
     }
 
+    private func value(of child: QueryChild) throws -> Value {
+        switch child {
+        case .leaf(let v): return v
+        case .node(let n): return try value(of: n)
+        }
+    }
+
     private func value(of node: QueryNode) throws -> Value {
         switch node.kind {
-        case .leaf:
-            return node.leaf
         case .array:
             var a: [Value] = []
             try a.checkedReserve(node.items.count, "an array of \(node.items.count) parameters")
