@@ -18,7 +18,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 gcc -O2 -std=c99 -Wall -I"$root/include" "$here/bench_decoders.c" -o "$work/bench_decoders" \
     -L"$(dirname "$lib")" -lafserialization -Wl,-rpath,"$(dirname "$lib")"
-(cd "$root/Tests/go/multipartcheck" && GOCACHE="$work/gocache" GO111MODULE=off GOFLAGS= go build -o "$work/gobench" .)
+(cd "$root/Tests/go/multipartcheck" && GOCACHE="$work/gocache" GOPATH="$work/gopath" GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local go build -o "$work/gobench" .)
 boundary=$(python3 "$here/make_bodies.py" "$work" $((mb << 20)))
 ct="multipart/form-data; boundary=$boundary"
 export AFSERIALIZATION_LIBRARY="$lib"

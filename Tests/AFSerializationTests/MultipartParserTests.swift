@@ -204,6 +204,16 @@ final class MultipartParserTests: XCTestCase {
         }
     }
 
+    func testThatHeaderValuesAreTrimmedWhenSetAndBackslashesEscaped() throws {
+        var s = RequestSerializer()
+        try s.setHeader("X-A", " \t v 1 \t ")
+        XCTAssertEqual(s.header("X-A"), "v 1")
+        var r = try s.request(method: "GET", url: "http://h/", params: nil)
+        try r.setHeader("X-B", "  b  ")
+        XCTAssertEqual(r.header("X-B"), "b")
+        XCTAssertEqual(BodyPart.contentDisposition(name: #"a\b"#, filename: #"c\"#), #"form-data; name="a\\b"; filename="c\\""#)
+    }
+
     func testThatTheReaderPullsPartsFromADescriptor() throws {
         let body = bytes("--b\r\nContent-Disposition: form-data; name=\"a\"\r\n\r\n") + [UInt8](repeating: 7, count: 200_000)
             + bytes("\r\n--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"t\"\r\n\r\nsecond\r\n--b--\r\n")

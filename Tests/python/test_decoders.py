@@ -287,7 +287,8 @@ def go_reader(tmp_path_factory):
     if go is None:
         pytest.fail("go (Debian golang-go) is required for the interop check")
     out = tmp_path_factory.mktemp("go") / "multipartcheck"
-    env = dict(os.environ, GOCACHE=str(out.parent / "cache"), GO111MODULE="off", GOFLAGS="")
+    env = dict(os.environ, GOCACHE=str(out.parent / "cache"), GOPATH=str(out.parent / "gopath"),
+               GO111MODULE="off", GOFLAGS="", GOTOOLCHAIN="local")
     subprocess.run([go, "build", "-o", str(out), "."], cwd=ROOT / "Tests/go/multipartcheck",
                    env=env, check=True)
     return out
