@@ -73,7 +73,7 @@ public enum QueryDecoder {
             let nameEnd = eq < 0 ? end : eq
             try decode(base + i, nameEnd - i, into: &name, what: "the name", index: index, offset: i, options: options)
             if name.isEmpty { index += 1; continue }  // `=v`: no name
-            if String(validating: name, as: UTF8.self) == nil {
+            if !isASCII(name) && String(validating: name, as: UTF8.self) == nil {
                 name = Array(try validText(name, what: "the name", index: index, options: options).utf8)
             }
             var leaf = Value.null
@@ -92,7 +92,27 @@ public enum QueryDecoder {
         return name.count > 64 ? "\"\(s)…\"" : "\"\(s)\""
     }
 
+    /// True when every byte is ASCII (then the bytes are UTF-8 without a closer look).
+    @inline(__always)
+    static func isASCII(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { b in
+            var i = 0
+            let n = b.count
+            var acc: UInt64 = 0
+            while i + 8 <= n {
+                acc |= b.loadUnaligned(fromByteOffset: i, as: UInt64.self)
+                i += 8
+            }
+            while i < n {
+                acc |= UInt64(b[i])
+                i += 1
+            }
+            return acc & 0x8080_8080_8080_8080 == 0
+        }
+    }
+
     private static func validText(_ bytes: [UInt8], what: String, index: Int, options: QueryParseOptions) throws -> String {
+        if isASCII(bytes) { return String(decoding: bytes, as: UTF8.self) }
         if let s = String(validating: bytes, as: UTF8.self) { return s }
         if options.keepBadEscapes { return String(decoding: bytes, as: UTF8.self) }
         var off = 0
@@ -268,7 +288,35 @@ struct TreeBuilder {
         }
     }
 
+    /// A repeated key's last segment: no_brackets makes an array, the others keep the last value.
+    private func setLeaf(_ cur: QueryNode, _ at: Int, _ existing: QueryChild, _ leaf: Value,
+                         _ k: [UInt8], _ name: [UInt8], _ index: Int) throws {
+        switch existing {
+        case .leaf(let old) where options.arrays == .noBrackets:
+            let a = QueryNode(.array)
+            a.repeated = true
+            a.items = [.leaf(old), .leaf(leaf)]
+            cur.children[at] = .node(a)
+        case .node(let e) where options.arrays == .noBrackets && e.kind == .array && e.repeated:
+            e.items.append(.leaf(leaf))
+        case .leaf:
+            cur.children[at] = .leaf(leaf)  // a repeated plain key keeps the last value
+        case .node:
+            throw conflict(name, index, "\(QueryDecoder.describe(k)) is already a container")
+        }
+    }
+
     mutating func add(name: [UInt8], leaf: Value, index: Int) throws {
+        // A flat name (the common case): one level, no split.
+        if name.withUnsafeBytes({ memchr($0.baseAddress!, Int32(UInt8(ascii: "[")), $0.count) == nil }) {
+            let qk = QueryKey(name)
+            if let at = root.map[qk] {
+                try setLeaf(root, at, root.children[at], leaf, name, name, index)
+            } else {
+                root.add(qk, .leaf(leaf))
+            }
+            return
+        }
         try split(name, index: index)
         var cur = root
         let last = segments.count - 1
@@ -291,19 +339,7 @@ struct TreeBuilder {
                 }
                 let existing = cur.children[at]
                 if isLast {
-                    switch existing {
-                    case .leaf(let old) where options.arrays == .noBrackets:
-                        let a = QueryNode(.array)
-                        a.repeated = true
-                        a.items = [.leaf(old), .leaf(leaf)]
-                        cur.children[at] = .node(a)
-                    case .node(let e) where options.arrays == .noBrackets && e.kind == .array && e.repeated:
-                        e.items.append(.leaf(leaf))
-                    case .leaf:
-                        cur.children[at] = .leaf(leaf)  // a repeated plain key keeps the last value
-                    case .node:
-                        throw conflict(name, index, "\(QueryDecoder.describe(k)) is already a container")
-                    }
+                    try setLeaf(cur, at, existing, leaf, k, name, index)
                     return
                 }
                 guard case .node(let e) = existing, e.kind == want else {
@@ -353,10 +389,8 @@ struct TreeBuilder {
                 for i in order { a.append(try value(of: node.children[i])) }
                 return .array(a)
             }
-            var d = ValueDict()
-            d.reserveCapacity(node.keys.count)
-            for (i, k) in node.keys.enumerated() { d[k] = try value(of: node.children[i]) }
-            return .dict(d)
+            // Keys are distinct here: one hash per key.
+            return .dict(try ValueDict(count: node.keys.count) { i in (node.keys[i], try value(of: node.children[i])) })
         }
     }
 
