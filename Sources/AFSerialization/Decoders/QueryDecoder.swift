@@ -140,12 +140,22 @@ public enum QueryDecoder {
     /// Percent-decodes `count` bytes at `p` into `out` (cleared first).
     private static func decode(_ p: UnsafePointer<UInt8>, _ count: Int, into out: inout [UInt8], what: String,
                                index: Int, offset: Int, options: QueryParseOptions) throws {
-        out.removeAll(keepingCapacity: true)
         // Decoded length is at most `count`: refuse early when even the escapes cannot bring it under.
         if count / 3 > options.maxLength {
             throw AFSError(.limit, "\(what) of parameter \(index) is longer than \(options.maxLength) bytes (max_length; at byte offset \(offset))")
         }
-        try out.checkedReserve(count, "a query parameter of \(count) bytes")
+        try Memory.probe(count, "a query parameter of \(count) bytes")
+        let escaped = memchr(p, Int32(UInt8(ascii: "%")), count) != nil
+            || (options.plusAsSpace && memchr(p, Int32(UInt8(ascii: "+")), count) != nil)
+        if !escaped {  // the bytes as they are: one copy
+            if count > options.maxLength {
+                throw AFSError(.limit, "\(what) of parameter \(index) is longer than \(options.maxLength) bytes (max_length; \(count) decoded, at byte offset \(offset))")
+            }
+            out = Array(UnsafeBufferPointer(start: p, count: count))
+            return
+        }
+        out = []
+        out.reserveCapacity(count)
         var j = 0
         while j < count {
             let c = p[j]
