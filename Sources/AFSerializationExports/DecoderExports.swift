@@ -81,41 +81,48 @@ final class MultipartParserHandle: Handle, MultipartSink {
     }
     override class var cName: String { "afs_multipart_parser" }
 
+    /// NUL-terminated copies of the name, filename and headers, and the pointer arrays,
+    /// reused from part to part (they are lent for the part_begin call only).
+    private var block: [CChar] = []
+    private var names: [UnsafePointer<CChar>?] = []
+    private var values: [UnsafePointer<CChar>?] = []
+
     func partBegin(_ head: MultipartPartHead) -> MultipartFlow {
         guard let f = handler?.part_begin else { return .proceed }
-        // One block: NUL-terminated copies of name, filename and every header, then the pointer arrays.
-        var strings: [[UInt8]] = []
-        strings.reserveCapacity(2 + 2 * head.headerNames.count)
-        strings.append(head.name ?? [])
-        strings.append(head.filename ?? [])
-        for i in 0..<head.headerNames.count {
-            strings.append(head.headerNames[i])
-            strings.append(head.headerValues[i])
-        }
-        var total = 0
-        for s in strings { total += s.count + 1 }
-        guard let block = malloc(Swift.max(total, 1))?.assumingMemoryBound(to: CChar.self),
-              let ptrs = malloc(Swift.max(1, strings.count) * MemoryLayout<UnsafePointer<CChar>?>.stride)?
-                .assumingMemoryBound(to: UnsafePointer<CChar>?.self) else { return .stop }
-        defer { free(block); free(ptrs) }
-        var off = 0
-        for (i, s) in strings.enumerated() {
-            s.withUnsafeBytes { UnsafeMutableRawPointer(block + off).copyMemory(from: $0.baseAddress ?? UnsafeRawPointer(block), byteCount: s.count) }
-            block[off + s.count] = 0
-            ptrs[i] = UnsafePointer(block + off)
-            off += s.count + 1
-        }
         let n = head.headerNames.count
-        let names = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: Swift.max(n, 1))
-        let values = UnsafeMutablePointer<UnsafePointer<CChar>?>.allocate(capacity: Swift.max(n, 1))
-        defer { names.deallocate(); values.deallocate() }
-        for i in 0..<n {
-            names[i] = ptrs[2 + 2 * i]
-            values[i] = ptrs[3 + 2 * i]
+        var total = (head.name?.count ?? 0) + (head.filename?.count ?? 0) + 2
+        for i in 0..<n { total += head.headerNames[i].count + head.headerValues[i].count + 2 }
+        block.removeAll(keepingCapacity: true)
+        block.reserveCapacity(total)
+        var offsets: [Int] = []
+        offsets.reserveCapacity(2 + 2 * n)
+        func put(_ s: [UInt8]?) {
+            offsets.append(block.count)
+            if let s { for c in s { block.append(CChar(bitPattern: c)) } }
+            block.append(0)
         }
-        let r = f(ctx, head.index, head.name == nil ? nil : ptrs[0], head.filename == nil ? nil : ptrs[1],
-                  UnsafePointer(names), UnsafePointer(values), n)
-        return r == 0 ? .proceed : .stop
+        put(head.name)
+        put(head.filename)
+        for i in 0..<n {
+            put(head.headerNames[i])
+            put(head.headerValues[i])
+        }
+        return block.withUnsafeBufferPointer { b -> MultipartFlow in
+            let base = b.baseAddress!
+            names.removeAll(keepingCapacity: true)
+            values.removeAll(keepingCapacity: true)
+            for i in 0..<n {
+                names.append(base + offsets[2 + 2 * i])
+                values.append(base + offsets[3 + 2 * i])
+            }
+            let r = names.withUnsafeBufferPointer { np in
+                values.withUnsafeBufferPointer { vp in
+                    f(ctx, head.index, head.name == nil ? nil : base + offsets[0], head.filename == nil ? nil : base + offsets[1],
+                      np.baseAddress, vp.baseAddress, n)
+                }
+            }
+            return r == 0 ? .proceed : .stop
+        }
     }
 
     func partData(_ bytes: UnsafeBufferPointer<UInt8>) -> MultipartFlow {

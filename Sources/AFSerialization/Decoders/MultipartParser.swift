@@ -38,8 +38,9 @@ public struct MultipartPartHead: Sendable, Equatable {
     public var headerValues: [[UInt8]]
 
     /// The first header called `name` (ASCII case-insensitive).
-    public func header(_ name: String) -> [UInt8]? {
-        let want = Array(name.utf8)
+    public func header(_ name: String) -> [UInt8]? { header(bytes: Array(name.utf8)) }
+
+    func header(bytes want: [UInt8]) -> [UInt8]? {
         for (i, n) in headerNames.enumerated() where asciiCaseEqual(n, want) { return headerValues[i] }
         return nil
     }
@@ -454,14 +455,14 @@ public final class MultipartParser {
 
     private func beginPart() throws {
         var h = MultipartPartHead(index: partIndex, name: nil, filename: nil, headerNames: names, headerValues: values)
-        if let cd = h.header("content-disposition") {
+        if let cd = h.header(bytes: Names.contentDisposition) {
             let d = ContentDisposition(cd)
             h.name = d.name
             h.filename = d.filename
         }
         coding = .identity
-        if let cte = h.header("content-transfer-encoding") {
-            if asciiCaseEqual(cte, Array("base64".utf8)) { coding = .base64 } else if asciiCaseEqual(cte, Array("quoted-printable".utf8)) { coding = .quotedPrintable }
+        if let cte = h.header(bytes: Names.contentTransferEncoding) {
+            if asciiCaseEqual(cte, Names.base64) { coding = .base64 } else if asciiCaseEqual(cte, Names.quotedPrintable) { coding = .quotedPrintable }
         }
         head = h
         bodyRaw = 0
@@ -678,6 +679,18 @@ public final class MultipartParser {
 
 // MARK: - Header parameters
 
+/// Names compared per part, made once.
+enum Names {
+    static let contentDisposition = Array("content-disposition".utf8)
+    static let contentTransferEncoding = Array("content-transfer-encoding".utf8)
+    static let base64 = Array("base64".utf8)
+    static let quotedPrintable = Array("quoted-printable".utf8)
+    static let name = Array("name".utf8)
+    static let filename = Array("filename".utf8)
+    static let filenameStar = Array("filename*".utf8)
+    static let boundary = Array("boundary".utf8)
+}
+
 /// `type; a=b; c="d"` parameters, RFC 2045 quoted-strings with quoted-pairs.
 enum HeaderParameters {
     struct Parameter { var name: [UInt8]; var value: [UInt8]; var quoted: Bool }
@@ -728,11 +741,11 @@ struct ContentDisposition {
     init(_ value: [UInt8]) {
         var extended: [UInt8]?
         for p in HeaderParameters.parse(value) {
-            if asciiCaseEqual(p.name, Array("name".utf8)) {
+            if asciiCaseEqual(p.name, Names.name) {
                 name = ContentDisposition.unescapeHTML5(p.value)
-            } else if asciiCaseEqual(p.name, Array("filename".utf8)) {
+            } else if asciiCaseEqual(p.name, Names.filename) {
                 filename = ContentDisposition.unescapeHTML5(p.value)
-            } else if asciiCaseEqual(p.name, Array("filename*".utf8)) {
+            } else if asciiCaseEqual(p.name, Names.filenameStar) {
                 extended = ContentDisposition.extendedValue(p.value)
             }
         }
