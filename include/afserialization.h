@@ -1541,9 +1541,10 @@ AFS_API const char *afs_multipart_reader_header_value(const afs_multipart_reader
 AFS_API int64_t afs_multipart_reader_read(afs_multipart_reader *rd, uint8_t *buffer, size_t max, afs_error *err);
 
 /**
- * Writes the rest of the current part to `fd` (a file, pipe or socket), with
- * copy_file_range or splice where the part's bytes can be moved without a copy through
- * this process, else read/write. `written` (may be NULL) receives the bytes written.
+ * Writes the rest of the current part to `fd` (a file, pipe or socket) with write(2)
+ * straight from the reader's buffer. (The bytes must pass through this process for the
+ * boundary search, so splice/copy_file_range, which would move them unsearched, are not
+ * used.) `written` (may be NULL) receives the bytes written.
  * @return AFS_OK, AFS_E_IO (write failed; os_errno set), or as afs_multipart_reader_read.
  */
 AFS_API afs_status afs_multipart_reader_part_to_fd(afs_multipart_reader *rd, int fd, uint64_t *written, afs_error *err);
