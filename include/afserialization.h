@@ -1878,7 +1878,256 @@ AFS_API afs_status afs_serializer_set_content_encoding(afs_serializer *s, const 
 /* ===================================================================================== */
 /* 16. Decoders: query strings, form bodies, multipart                                   */
 /* ===================================================================================== */
-/* (issue 26: this section's declarations go here) */
+/*
+ * The other direction: what a server receives. A query string or an
+ * application/x-www-form-urlencoded body becomes an afs_value dictionary, nested as
+ * AFNetworking writes names (`a[b]=1`, `a[]=1`, `a[0]=1`); a multipart body (RFC 2046,
+ * RFC 7578) becomes parts, streamed: a push parser (afs_multipart_parser) that calls you
+ * back, and a pull reader (afs_multipart_reader) over a file descriptor.
+ *
+ * QUERY NAMES. After percent-decoding (and `+` as space where asked), a name `a[b][]`
+ * is split into `a`, `b`, `` (append). Rules per style:
+ *   brackets (default): `a[]=` appends to an array, `a[k]=` nests in a dictionary (also a
+ *       numeric k), a repeated plain key keeps the last value;
+ *   no_brackets: a repeated plain key makes an array (one occurrence: a string); brackets
+ *       still nest;
+ *   indexed: `a[0]`, `a[1]` make an array in index order (indices 0..n-1 without gaps; any
+ *       other set of digit keys stays a dictionary with those keys); `a[]` appends.
+ * A bare `key` (no `=`) is null, as AFNetworking writes null. An empty name part (`&&`,
+ * leading `&`) is skipped; `=v` (empty name) is skipped.
+ * Deeper than max_depth bracket levels: the rest of the name from the first bracket past
+ * the limit is one literal key (`a[b][c][d][e][f][g]` with depth 5 → keys a,b,c,d,e,f then
+ * "[g]"), as the `qs` package does; with AFS_QUERY_REFUSE_DEEP it is AFS_E_LIMIT.
+ * A name part that cannot be used (`a[]=1&a[x]=2`: a dictionary key on an array, or a
+ * value where a container is) is AFS_E_INVALID_ARGUMENT naming the parameter.
+ *
+ * ROUND TRIP (what comes back). For a tree whose leaves are strings and nulls, whose keys
+ * hold no `[` or `]` and are not empty, written by afs_query_string with the same style,
+ * afs_query_parse gives the tree back, except:
+ *   - empty arrays, sets and dictionaries are not written, so they do not come back;
+ *   - numbers and bools come back as their text ("1", "0", "true", "3.5");
+ *   - sets are written as repeated plain keys (`s=a&s=b`, AFNetworking's format): under
+ *     brackets and indexed only the last member (in the writer's order) comes back, under
+ *     no_brackets an array (a string for one member);
+ *   - brackets style: an array's members that are containers (arrays of arrays or
+ *     dictionaries) flatten: `a[][k]=1&a[][k]=2` is {"a":[{"k":"1"},{"k":"2"}]} only when
+ *     each dictionary has a single key; the parser starts a new dictionary in an array
+ *     when the key it sets is already in the last one (qs's rule), so arrays of
+ *     dictionaries whose keys all differ from one element to the next come back merged;
+ *     arrays of arrays come back as one inner array (`[[1,2],[3]]` → `[[1,2,3]]`);
+ *   - no_brackets: an array with one member comes back as that member; arrays of arrays
+ *     flatten; arrays of dictionaries come back as a dictionary of arrays;
+ *   - a first key that starts with `?` loses it (the writer leaves `?` unescaped, as
+ *     AFNetworking does, and the parser skips a leading `?`);
+ *   - indexed: round trips whole (arrays of arrays and of dictionaries included), except
+ *     that a dictionary whose keys are exactly "0" … "n-1" comes back as an array.
+ *
+ * MULTIPART. Parts are numbered from 0. The boundary comes from the Content-Type's
+ * `boundary` parameter (quoted or not), or is given bare. The preamble before the first
+ * boundary and the epilogue after the closing one are ignored; spaces and tabs after a
+ * boundary (transport padding) are skipped; the delimiter is CRLF `--` boundary (a bare LF
+ * is accepted on boundary and header lines, as Go and Python do). name and filename come
+ * from Content-Disposition, decoded: quoted-pairs (`\\`, `\"`), the `%22 %0D %0A`
+ * escapes browsers write, and `filename*=UTF-8''…` (RFC 5987/2231), which wins over
+ * filename. filename="" is "", an absent filename is NULL. A part with
+ * Content-Transfer-Encoding base64 or quoted-printable is decoded before it reaches you.
+ * Header values are the bytes as sent, trimmed of surrounding spaces and tabs (obs-text
+ * kept; not checked as UTF-8). Malformed framing, and a body that ends before its closing
+ * boundary, are AFS_E_INVALID_MULTIPART; a limit is AFS_E_LIMIT naming the limit and the
+ * part index; a handler that returns non-zero stops the parse with AFS_E_STATE. After an
+ * error every later call returns the same status (sticky).
+ */
+
+/** Options of afs_query_parse / afs_form_body_parse; NULL or zero fields: the defaults. */
+typedef struct afs_query_parse_options {
+    int array_style;        /**< afs_array_style: 0 brackets (default), 1 no_brackets (repeated keys), 2 indexed */
+    size_t max_depth;       /**< bracket levels kept; 0: default 5 */
+    size_t max_params;      /**< parameters (`&`-separated pieces) at most; 0: default 1000 */
+    size_t max_length;      /**< longest name or value after decoding; 0: default 65536 */
+    unsigned flags;         /**< AFS_QUERY_* below */
+} afs_query_parse_options;
+
+enum {
+    AFS_QUERY_KEEP_BAD_ESCAPES = 1, /**< `%zz` and escapes that are not UTF-8 are kept as written (bytes that are not UTF-8 become U+FFFD) instead of AFS_E_INVALID_ARGUMENT / AFS_E_INVALID_UTF8 */
+    AFS_QUERY_REFUSE_DEEP = 2,      /**< a name deeper than max_depth is AFS_E_LIMIT instead of a literal rest */
+    AFS_QUERY_PLUS_AS_SPACE = 4     /**< `+` is a space (always on for afs_form_body_parse) */
+};
+
+/**
+ * Parses a query string into a new dictionary value.
+ * @param text the query, with or without a leading `?` (a `#fragment` is not removed);
+ *        NULL with len 0 is the empty query.
+ * @param len its length in bytes, or AFS_NTS.
+ * @param opts NULL for the defaults.
+ * @return an owned dictionary (free with afs_value_free), or NULL with err set:
+ *         AFS_E_LIMIT (too many parameters, a name or value too long, too deep with
+ *         AFS_QUERY_REFUSE_DEEP: the message names the parameter by index and name),
+ *         AFS_E_INVALID_ARGUMENT (a malformed escape, a name that conflicts with an
+ *         earlier one, a bad option), AFS_E_INVALID_UTF8 (decoded bytes that are not
+ *         UTF-8), AFS_E_NO_MEMORY.
+ */
+AFS_API afs_value *afs_query_parse(const char *text, size_t len, const afs_query_parse_options *opts, afs_error *err);
+
+/**
+ * Parses an application/x-www-form-urlencoded body: afs_query_parse with `+` as a space.
+ * @param body the bytes (NULL only with len 0); len may not be AFS_NTS.
+ */
+AFS_API afs_value *afs_form_body_parse(const uint8_t *body, size_t len, const afs_query_parse_options *opts, afs_error *err);
+
+/** Limits of a multipart parser or reader; NULL or zero fields: the defaults. */
+typedef struct afs_multipart_limits {
+    size_t max_parts;          /**< 1000 */
+    size_t max_header_bytes;   /**< 16384 per part (all its header lines with their line ends) */
+    size_t max_headers;        /**< 32 per part */
+    size_t max_line_length;    /**< 16384 (header lines, boundary lines, padding) */
+    uint64_t max_total_bytes;  /**< unlimited (UINT64_MAX): bytes fed in all */
+    uint64_t max_field_bytes;  /**< 1 MiB of decoded data for a part without a filename */
+} afs_multipart_limits;
+
+/**
+ * What the push parser calls. Any member may be NULL. A non-zero return stops the parse:
+ * the feed returns AFS_E_STATE. Strings and arrays are borrowed for the call only.
+ * part_begin: the part's index, name (NULL when it has none), filename (NULL when absent),
+ * and its headers in order (names as sent). part_data: decoded bytes, in any chunking
+ * (never called with len 0). part_end: the part is complete.
+ */
+typedef struct afs_multipart_handler {
+    int (*part_begin)(void *ctx, size_t index, const char *name, const char *filename,
+                      const char *const *header_names, const char *const *header_values, size_t header_count);
+    int (*part_data)(void *ctx, const uint8_t *bytes, size_t len);
+    int (*part_end)(void *ctx);
+} afs_multipart_handler;
+
+/*
+ * afs_multipart_parser: a push parser for one multipart body. Create it with
+ * afs_multipart_parser_new, feed it the body in any pieces with afs_multipart_parser_feed,
+ * end with afs_multipart_parser_finish, free with afs_multipart_parser_free. Memory is
+ * bounded by the limits (one header block, one boundary's worth of look-ahead), not by the
+ * body. One thread at a time; the handler may not call back into the same parser (such a
+ * call is AFS_E_STATE).
+ *
+ * How to parse an upload in a C server:
+ *
+ *   static int on_begin(void *ctx, size_t i, const char *name, const char *filename,
+ *                       const char *const *hn, const char *const *hv, size_t hc) {
+ *       struct upload *u = ctx;
+ *       u->fd = filename ? open_spool_file(u, filename) : -1;   // your code
+ *       return 0;
+ *   }
+ *   static int on_data(void *ctx, const uint8_t *b, size_t n) { return write_all(ctx, b, n); }
+ *   static int on_end(void *ctx) { return close_part(ctx); }
+ *
+ *   afs_multipart_handler h = { on_begin, on_data, on_end };
+ *   afs_error err;
+ *   afs_multipart_parser *p = afs_multipart_parser_new(content_type_header, NULL, &h, &up, &err);
+ *   if (!p) return reply_400(err.message);
+ *   while ((n = recv(sock, buf, sizeof buf, 0)) > 0)
+ *       if (afs_multipart_parser_feed(p, buf, (size_t)n, &err) != AFS_OK) break;
+ *   if (err.code == AFS_OK) afs_multipart_parser_finish(p, &err);  // (err.code: set it to AFS_OK first)
+ *   afs_multipart_parser_free(p);
+ */
+typedef struct afs_multipart_parser afs_multipart_parser;
+
+/**
+ * A new push parser.
+ * @param content_type_or_boundary a Content-Type value (`multipart/form-data; boundary=…`,
+ *        any multipart subtype) or the bare boundary (1 to 70 characters).
+ * @param limits NULL for the defaults.
+ * @param handler the callbacks (copied); NULL parses and checks only.
+ * @param ctx passed to every callback.
+ * @return an owned parser, or NULL with err: AFS_E_INVALID_ARGUMENT (NULL content type, no
+ *         boundary, a boundary longer than 70 or with a CR/LF), AFS_E_NO_MEMORY.
+ */
+AFS_API afs_multipart_parser *afs_multipart_parser_new(const char *content_type_or_boundary,
+        const afs_multipart_limits *limits, const afs_multipart_handler *handler, void *ctx, afs_error *err);
+
+/**
+ * Feeds the next `len` bytes of the body (NULL only with len 0). Calls the handler for
+ * what they complete. After the closing boundary the rest is epilogue and ignored.
+ * @return AFS_OK, AFS_E_INVALID_MULTIPART (malformed framing or headers, bad base64 or
+ *         quoted-printable), AFS_E_LIMIT, AFS_E_STATE (a handler stopped, or a call after
+ *         finish or from a callback), AFS_E_INVALID_ARGUMENT, AFS_E_NO_MEMORY. Errors are
+ *         sticky: later calls return the same status and message.
+ */
+AFS_API afs_status afs_multipart_parser_feed(afs_multipart_parser *p, const uint8_t *bytes, size_t len, afs_error *err);
+
+/**
+ * Ends the body. AFS_OK when the closing boundary was seen; AFS_E_INVALID_MULTIPART when
+ * the body ended before it (or had no part boundary at all), naming the part and offset.
+ */
+AFS_API afs_status afs_multipart_parser_finish(afs_multipart_parser *p, afs_error *err);
+
+/** Frees the parser (NULL: no-op). From inside one of its callbacks it is deferred to the end of the call. */
+AFS_API void afs_multipart_parser_free(afs_multipart_parser *p);
+
+/*
+ * afs_multipart_reader: the pull form over a file descriptor (a socket, a pipe, a file)
+ * positioned at the start of the body; it reads the fd to its end (EOF) or to the closing
+ * boundary. afs_multipart_reader_new, then afs_multipart_reader_next_part until it returns
+ * 0, reading each part with afs_multipart_reader_read or afs_multipart_reader_part_to_fd;
+ * afs_multipart_reader_free. Constant memory (a 64 KiB buffer plus one part's headers).
+ * The reader does not close the fd. One thread at a time.
+ *
+ * How to store every file of an upload in a C server:
+ *
+ *   afs_multipart_reader *rd = afs_multipart_reader_new(sock, content_type, NULL, &err);
+ *   int more;
+ *   while (rd && (more = afs_multipart_reader_next_part(rd, &err)) == 1) {
+ *       const char *fn = afs_multipart_reader_filename(rd);
+ *       if (fn) { int out = open_safe(fn); afs_multipart_reader_part_to_fd(rd, out, NULL, &err); close(out); }
+ *       else { uint8_t b[1024]; int64_t n; while ((n = afs_multipart_reader_read(rd, b, sizeof b, &err)) > 0) use(b, n); }
+ *   }
+ *   // more == 0: all parts read; more == -1: err says why
+ *   afs_multipart_reader_free(rd);
+ */
+typedef struct afs_multipart_reader afs_multipart_reader;
+
+/**
+ * A new reader of the body on `fd` (not taken: the caller closes it).
+ * @return an owned reader, or NULL with err (as afs_multipart_parser_new; a negative fd
+ *         is AFS_E_INVALID_ARGUMENT).
+ */
+AFS_API afs_multipart_reader *afs_multipart_reader_new(int fd, const char *content_type_or_boundary,
+        const afs_multipart_limits *limits, afs_error *err);
+
+/**
+ * Moves to the next part, skipping what is unread of the current one.
+ * @return 1 there is a part (its name, filename and headers are readable), 0 the closing
+ *         boundary was read (no more parts), -1 error with err set (AFS_E_INVALID_MULTIPART,
+ *         AFS_E_LIMIT, AFS_E_IO with os_errno, AFS_E_INVALID_ARGUMENT); errors are sticky.
+ */
+AFS_API int afs_multipart_reader_next_part(afs_multipart_reader *rd, afs_error *err);
+
+/** The current part's name, NULL when none (or no current part). Borrowed: valid until the next next_part or free. */
+AFS_API const char *afs_multipart_reader_name(const afs_multipart_reader *rd);
+/** The current part's filename, NULL when absent. Borrowed as the name. */
+AFS_API const char *afs_multipart_reader_filename(const afs_multipart_reader *rd);
+/** The current part's header count (0 without a current part). */
+AFS_API size_t afs_multipart_reader_header_count(const afs_multipart_reader *rd);
+/** Header i's name as sent, NULL when i is out of range. Borrowed as the name. */
+AFS_API const char *afs_multipart_reader_header_name(const afs_multipart_reader *rd, size_t i);
+/** Header i's value (trimmed), NULL when i is out of range. Borrowed as the name. */
+AFS_API const char *afs_multipart_reader_header_value(const afs_multipart_reader *rd, size_t i);
+
+/**
+ * Reads up to `max` decoded bytes of the current part into `buffer`.
+ * @return the count (> 0), 0 at the end of the part (or without a current part), -1 on
+ *         error with err set (as next_part; a NULL buffer with max > 0 is
+ *         AFS_E_INVALID_ARGUMENT).
+ */
+AFS_API int64_t afs_multipart_reader_read(afs_multipart_reader *rd, uint8_t *buffer, size_t max, afs_error *err);
+
+/**
+ * Writes the rest of the current part to `fd` (a file, pipe or socket) with write(2)
+ * straight from the reader's buffer. (The bytes must pass through this process for the
+ * boundary search, so splice/copy_file_range, which would move them unsearched, are not
+ * used.) `written` (may be NULL) receives the bytes written.
+ * @return AFS_OK, AFS_E_IO (write failed; os_errno set), or as afs_multipart_reader_read.
+ */
+AFS_API afs_status afs_multipart_reader_part_to_fd(afs_multipart_reader *rd, int fd, uint64_t *written, afs_error *err);
+
+/** Frees the reader (NULL: no-op); the fd stays open. */
+AFS_API void afs_multipart_reader_free(afs_multipart_reader *rd);
 
 
 

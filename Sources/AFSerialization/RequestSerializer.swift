@@ -54,7 +54,7 @@ public struct RequestSerializer: Sendable {
         try HTTPSyntax.validateHeaderName(name)
         try HTTPSyntax.refuseFramingHeader(name)
         if let v = value { try HTTPSyntax.validateHeaderValue(v, name: name) }
-        headers.set(name, value)
+        headers.set(name, value.map(HTTPSyntax.trimmedHeaderValue))
     }
 
     /// The default header `name` (case-insensitive). C: `afs_serializer_copy_header`.

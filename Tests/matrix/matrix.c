@@ -1720,6 +1720,106 @@ static void security(void) {
     afs_security_policy_free(bad);
 }
 
+/* ---- decoders (issue 26): query/form parsing limits and escapes, multipart limits and framing */
+
+static afs_status feed_all(const char *ct, const afs_multipart_limits *l, const char *body, size_t n) {
+    afs_multipart_parser *p = afs_multipart_parser_new(ct, l, NULL, NULL, fresh());
+    if (!p) return E.code;
+    afs_status st = afs_multipart_parser_feed(p, (const uint8_t *)body, n, fresh());
+    if (st == AFS_OK) st = afs_multipart_parser_finish(p, fresh());
+    afs_multipart_parser_free(p);
+    return st;
+}
+
+static char *repeat(const char *head, const char *unit, size_t times, const char *tail, size_t *len) {
+    size_t hu = strlen(head), uu = strlen(unit), tu = strlen(tail);
+    char *b = malloc(hu + uu * times + tu + 1);
+    memcpy(b, head, hu);
+    for (size_t i = 0; i < times; i++) memcpy(b + hu + i * uu, unit, uu);
+    memcpy(b + hu + uu * times, tail, tu + 1);
+    *len = hu + uu * times + tu;
+    return b;
+}
+
+static void decoders(void) {
+    area = "decoders";
+    afs_value *v;
+    size_t n;
+    char *q = repeat("", "k=v&", 1001, "", &n);
+    v = afs_query_parse(q, n, NULL, fresh());
+    row("a query with 1001 parameters (default max_params 1000)", "afs_query_parse", AFS_E_LIMIT, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    free(q);
+    q = repeat("a=", "x", 65537, "", &n);
+    v = afs_query_parse(q, n, NULL, fresh());
+    row("a value of 65537 bytes (default max_length 65536)", "afs_query_parse", AFS_E_LIMIT, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    free(q);
+    afs_query_parse_options o = {0};
+    o.flags = AFS_QUERY_REFUSE_DEEP;
+    v = afs_query_parse("a[b][c][d][e][f][g]=1", AFS_NTS, &o, fresh());
+    row("a name 6 brackets deep with AFS_QUERY_REFUSE_DEEP (default max_depth 5)", "afs_query_parse", AFS_E_LIMIT, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    v = afs_query_parse("a[b][c][d][e][f][g]=1", AFS_NTS, NULL, fresh());
+    row("a name 6 brackets deep (default: the rest is one literal key)", "afs_query_parse", AFS_OK, STATUS_OF(v), &E, "{a:{b:{c:{d:{e:{f:{\"[g]\":\"1\"}}}}}}}");
+    afs_value_free(v);
+    v = afs_query_parse("a=%zz", AFS_NTS, NULL, fresh());
+    row("a malformed escape `%zz`", "afs_query_parse", AFS_E_INVALID_ARGUMENT, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    v = afs_query_parse("a=%E9", AFS_NTS, NULL, fresh());
+    row("an escape that is not UTF-8 `%E9`", "afs_query_parse", AFS_E_INVALID_UTF8, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    v = afs_query_parse("a[]=1&a[x]=2", AFS_NTS, NULL, fresh());
+    row("a key on an array: `a[]=1&a[x]=2`", "afs_query_parse", AFS_E_INVALID_ARGUMENT, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    v = afs_form_body_parse(NULL, 4, NULL, fresh());
+    row("NULL body with length 4", "afs_form_body_parse", AFS_E_INVALID_ARGUMENT, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+
+    const char *ct = "multipart/form-data; boundary=b";
+    char *b = repeat("", "--b\r\n\r\nx\r\n", 1001, "--b--\r\n", &n);
+    row("1001 parts (default max_parts 1000; Go CVE-2022-41725/CVE-2023-24536)", "afs_multipart_parser_feed", AFS_E_LIMIT, feed_all(ct, NULL, b, n), &E, NULL);
+    free(b);
+    b = repeat("--b\r\n", "X: 1\r\n", 33, "\r\nx\r\n--b--", &n);
+    row("33 headers in a part (default max_headers 32; CVE-2023-24536)", "afs_multipart_parser_feed", AFS_E_LIMIT, feed_all(ct, NULL, b, n), &E, NULL);
+    free(b);
+    b = repeat("--b\r\n", "X: 0123456789012345678901234567890123456789012345678901234567890123456789\r\n", 240, "\r\nx\r\n--b--", &n);
+    afs_multipart_limits many = {0};
+    many.max_headers = 1000;
+    row("17 KiB of header lines in a part (default max_header_bytes 16384; max_headers 1000)", "afs_multipart_parser_feed", AFS_E_LIMIT, feed_all(ct, &many, b, n), &E, NULL);
+    free(b);
+    b = repeat("--b\r\nX: ", "a", 100000, "", &n);
+    row("a 100 KB header line without CRLF (default max_line_length 16384; CVE-2023-45290)", "afs_multipart_parser_feed", AFS_E_LIMIT, feed_all(ct, NULL, b, n), &E, NULL);
+    free(b);
+    b = repeat("--b\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\n", "z", (1u << 20) + 1, "\r\n--b--", &n);
+    row("a 1 MiB + 1 field without filename (default max_field_bytes; busboy/multer)", "afs_multipart_parser_feed", AFS_E_LIMIT, feed_all(ct, NULL, b, n), &E, NULL);
+    free(b);
+    afs_multipart_limits l = {0};
+    l.max_total_bytes = 100;
+    b = repeat("--b\r\nContent-Disposition: form-data; name=\"f\"; filename=\"a\"\r\n\r\n", "z", 200, "\r\n--b--", &n);
+    row("a 300-byte body with max_total_bytes 100", "afs_multipart_parser_feed", AFS_E_LIMIT, feed_all(ct, &l, b, n), &E, NULL);
+    free(b);
+    b = repeat("--b\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\n", "z", 10, "", &n);
+    row("a body that ends before its closing boundary", "afs_multipart_parser_finish", AFS_E_INVALID_MULTIPART, feed_all(ct, NULL, b, n), &E, NULL);
+    free(b);
+    row("no boundary line at all", "afs_multipart_parser_finish", AFS_E_INVALID_MULTIPART, feed_all(ct, NULL, "hello", 5), &E, NULL);
+    row("text after a boundary: `--b x`", "afs_multipart_parser_feed", AFS_E_INVALID_MULTIPART, feed_all(ct, NULL, "--b x\r\n\r\n--b--", 15), &E, NULL);
+    row("a header line without a colon", "afs_multipart_parser_feed", AFS_E_INVALID_MULTIPART, feed_all(ct, NULL, "--b\r\nnocolon\r\n\r\n--b--", 22), &E, NULL);
+    row("invalid base64 in a base64 part", "afs_multipart_parser_feed", AFS_E_INVALID_MULTIPART,
+        feed_all(ct, NULL, "--b\r\nContent-Transfer-Encoding: base64\r\n\r\na*==\r\n--b--", 53), &E, NULL);
+    afs_multipart_parser *p = afs_multipart_parser_new("multipart/form-data", NULL, NULL, NULL, fresh());
+    row("a content type without a boundary", "afs_multipart_parser_new", AFS_E_INVALID_ARGUMENT, STATUS_OF(p), &E, "a parser");
+    afs_multipart_parser_free(p);
+    b = repeat("", "q", 71, "", &n);
+    p = afs_multipart_parser_new(b, NULL, NULL, NULL, fresh());
+    row("a 71-byte boundary", "afs_multipart_parser_new", AFS_E_INVALID_ARGUMENT, STATUS_OF(p), &E, "a parser");
+    afs_multipart_parser_free(p);
+    free(b);
+    afs_multipart_reader *rd = afs_multipart_reader_new(-1, "b", NULL, fresh());
+    row("fd -1", "afs_multipart_reader_new", AFS_E_INVALID_ARGUMENT, rd ? AFS_OK : E.code, &E, "a reader");
+    afs_multipart_reader_free(rd);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -1742,6 +1842,7 @@ int main(int argc, char **argv) {
     issue19();
     security();
     body_transforms();
+    decoders();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "matrix: could not remove %s\n", tmp);

@@ -281,6 +281,9 @@ def python_enumerators() -> Dict[str, int]:
         out["AFS_PINNING_" + m.name] = int(m)
     from afserialization import transforms
     out.update({k: int(v) for k, v in transforms.ENUMERATORS.items()})
+    from afserialization import decoders
+    for name in ("KEEP_BAD_ESCAPES", "REFUSE_DEEP", "PLUS_AS_SPACE"):
+        out["AFS_QUERY_" + name] = getattr(decoders, "QUERY_" + name)
     return out
 
 

@@ -153,9 +153,12 @@ public final class BodyPart: @unchecked Sendable {  // only `consumed` changes, 
     // MARK: Header values
 
     /// A name or filename for a quoted `Content-Disposition` parameter: `"` CR LF become
-    /// `%22` `%0D` `%0A`, as browsers do (AFNetworking wrote them raw).
+    /// `%22` `%0D` `%0A`, as browsers do (AFNetworking wrote them raw), and a backslash
+    /// becomes the quoted-pair `\\` (RFC 2045), as Go's multipart writer and httpx write it:
+    /// readers that follow the quoted-string grammar (Go, Python's `email`) would otherwise
+    /// end or merge names at a raw backslash.
     public static func escapeQuoted(_ s: String) -> String {
-        guard s.utf8.contains(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A }) else { return s }
+        guard s.utf8.contains(where: { $0 == 0x22 || $0 == 0x0D || $0 == 0x0A || $0 == 0x5C }) else { return s }
         var out = [UInt8]()
         out.reserveCapacity(s.utf8.count + 8)
         for c in s.utf8 {
@@ -163,6 +166,7 @@ public final class BodyPart: @unchecked Sendable {  // only `consumed` changes, 
             case 0x22: out.append(contentsOf: "%22".utf8)
             case 0x0D: out.append(contentsOf: "%0D".utf8)
             case 0x0A: out.append(contentsOf: "%0A".utf8)
+            case 0x5C: out.append(contentsOf: "\\\\".utf8)
             default: out.append(c)
             }
         }

@@ -55,7 +55,7 @@ public final class MultipartForm {
     private func fileHeaders(name: String, filename: String, mimeType: String) throws -> [(name: String, value: String)] {
         try HTTPSyntax.validateHeaderValue(mimeType, name: "Content-Type")
         return [("Content-Disposition", BodyPart.contentDisposition(name: name, filename: filename)),
-                ("Content-Type", mimeType)]
+                ("Content-Type", HTTPSyntax.trimmedHeaderValue(mimeType))]
     }
 
     // MARK: - Appending
@@ -146,6 +146,7 @@ public final class MultipartForm {
             try HTTPSyntax.validateHeaderName(n)
             try HTTPSyntax.validateHeaderValue(v, name: n)
         }
+        let headers = headers.map { (name: $0.name, value: HTTPSyntax.trimmedHeaderValue($0.value)) }
         try add(headers: headers, source: .memory(try ByteBlock(body, what: "the body of a part (\(body.count) bytes)")), length: UInt64(body.count), name: nil)
     }
 

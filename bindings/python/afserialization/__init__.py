@@ -38,6 +38,7 @@ from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
                      UnsupportedTypeError, ValueOutOfRangeError)
 from .errors import (BadResponseError, InvalidImageError, InvalidMultipartError, InvalidXMLError,
                      LimitError, UntrustedError)
+from .decoders import MultipartParser, Part, iter_multipart, parse_form, parse_query
 from .helpers import VersionString as _VersionString
 from .helpers import library_version as _library_version
 from .helpers import percent_escape, query_string, resolve_url
@@ -61,6 +62,11 @@ library_version: str = _VersionString(_library_version())
 __version__ = str(library_version)
 
 __all__ = [
+    # decoders (section 16)
+    "parse_query", "parse_form", "MultipartParser", "Part", "iter_multipart",
+    # third-round statuses
+    "InvalidXMLError", "InvalidImageError", "UntrustedError", "BadResponseError", "LimitError",
+    "InvalidMultipartError",
     # serializers and what they make
     "HTTPRequestSerializer", "JSONRequestSerializer", "PropertyListRequestSerializer",
     "SerializerHeaders", "Request", "MultipartRequest", "RequestHeaders", "MultipartForm",

@@ -83,6 +83,8 @@ c_body_stream_p = _opaque("afs_body_stream")
 c_response_serializer_p = _opaque("afs_response_serializer")
 c_response_reader_p = _opaque("afs_response_reader")
 c_security_policy_p = _opaque("afs_security_policy")
+c_multipart_parser_p = _opaque("afs_multipart_parser")
+c_multipart_reader_p = _opaque("afs_multipart_reader")
 
 #: ``char *(*afs_query_fn)(void *ctx, const afs_request *, const afs_value *, afs_error *)``
 QUERY_FN = CFUNCTYPE(c_void_p, c_void_p, c_request_p, c_value_p, c_error_p)
@@ -109,6 +111,36 @@ class afs_reader_limits(Structure):
 
 c_char_pp = POINTER(c_char_p)
 c_size_p = POINTER(c_size_t)
+
+
+class afs_query_parse_options(Structure):
+    """``afs_query_parse_options`` (section 16)."""
+
+    _fields_ = [("array_style", c_int), ("max_depth", c_size_t), ("max_params", c_size_t),
+                ("max_length", c_size_t), ("flags", c_uint)]
+
+
+class afs_multipart_limits(Structure):
+    """``afs_multipart_limits`` (section 16)."""
+
+    _fields_ = [("max_parts", c_size_t), ("max_header_bytes", c_size_t), ("max_headers", c_size_t),
+                ("max_line_length", c_size_t), ("max_total_bytes", c_uint64),
+                ("max_field_bytes", c_uint64)]
+
+
+#: ``afs_multipart_handler.part_begin``
+PART_BEGIN_FN = CFUNCTYPE(c_int, c_void_p, c_size_t, c_char_p, c_char_p, POINTER(c_char_p),
+                          POINTER(c_char_p), c_size_t)
+#: ``afs_multipart_handler.part_data``
+PART_DATA_FN = CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t)
+#: ``afs_multipart_handler.part_end``
+PART_END_FN = CFUNCTYPE(c_int, c_void_p)
+
+
+class afs_multipart_handler(Structure):
+    """``afs_multipart_handler`` (section 16)."""
+
+    _fields_ = [("part_begin", PART_BEGIN_FN), ("part_data", PART_DATA_FN), ("part_end", PART_END_FN)]
 
 
 # --------------------------------------------------------------------------------------
@@ -413,6 +445,25 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_security_policy_evaluate", c_int,
      [c_security_policy_p, POINTER(c_void_p), c_size_p, c_size_t, c_char_p, c_bool, _E], _STATUS),
     ("afs_certificate_read", c_int, [c_void_p, c_size_t, POINTER(c_value_p), _E], _STATUS),
+    # 16. decoders
+    ("afs_query_parse", c_value_p, [c_char_p, c_size_t, POINTER(afs_query_parse_options), _E], _HANDLE),
+    ("afs_form_body_parse", c_value_p, [c_void_p, c_size_t, POINTER(afs_query_parse_options), _E], _HANDLE),
+    ("afs_multipart_parser_new", c_multipart_parser_p,
+     [c_char_p, POINTER(afs_multipart_limits), POINTER(afs_multipart_handler), c_void_p, _E], _HANDLE),
+    ("afs_multipart_parser_feed", c_int, [c_multipart_parser_p, c_void_p, c_size_t, _E], _STATUS),
+    ("afs_multipart_parser_finish", c_int, [c_multipart_parser_p, _E], _STATUS),
+    ("afs_multipart_parser_free", None, [c_multipart_parser_p], None),
+    ("afs_multipart_reader_new", c_multipart_reader_p,
+     [c_int, c_char_p, POINTER(afs_multipart_limits), _E], _HANDLE),
+    ("afs_multipart_reader_next_part", c_int, [c_multipart_reader_p, _E], None),
+    ("afs_multipart_reader_name", c_char_p, [c_multipart_reader_p], None),
+    ("afs_multipart_reader_filename", c_char_p, [c_multipart_reader_p], None),
+    ("afs_multipart_reader_header_count", c_size_t, [c_multipart_reader_p], None),
+    ("afs_multipart_reader_header_name", c_char_p, [c_multipart_reader_p, c_size_t], None),
+    ("afs_multipart_reader_header_value", c_char_p, [c_multipart_reader_p, c_size_t], None),
+    ("afs_multipart_reader_read", c_int64, [c_multipart_reader_p, c_void_p, c_size_t, _E], None),
+    ("afs_multipart_reader_part_to_fd", c_int, [c_multipart_reader_p, c_int, POINTER(c_uint64), _E], _STATUS),
+    ("afs_multipart_reader_free", None, [c_multipart_reader_p], None),
 ]
 
 _BY_NAME: Dict[str, Tuple[str, Any, Sequence[Any], Optional[str]]] = {

@@ -1,0 +1,85 @@
+"""One Python measurement per process (so that its peak RSS is its own):
+    bench_decoders_py.py PEER BODY CONTENT_TYPE   (PEER: afs, afs-spooled, python-multipart,
+                                                   streaming-form-data)
+    bench_decoders_py.py query-afs|query-parse_qs QUERY_FILE
+Prints "<seconds> <peak RSS KiB>". The body is read from the file in 1 MiB pieces (what a
+server gets from its socket); part data is dropped (afs-spooled: written to the parts'
+spooled files, as iter_multipart gives them)."""
+import resource
+import sys
+import time
+
+peer, path = sys.argv[1], sys.argv[2]
+CHUNK = 1 << 20
+
+
+def chunks():
+    with open(path, "rb") as f:
+        while True:
+            b = f.read(CHUNK)
+            if not b:
+                return
+            yield b
+
+
+# Imports before the clock starts (loading the library is not parsing).
+if peer == "query-afs" or peer.startswith("afs"):
+    import afserialization as afs  # noqa: F401
+elif peer == "python-multipart":
+    import python_multipart  # noqa: F401
+elif peer == "streaming-form-data":
+    import streaming_form_data  # noqa: F401
+import urllib.parse  # noqa: E402
+
+
+def run():
+    if peer.startswith("query"):
+        text = open(path).read()
+        t = time.perf_counter()
+        if peer == "query-afs":
+            import afserialization as afs
+            afs.parse_query(text, max_params=1 << 30)
+        else:
+            import urllib.parse
+            urllib.parse.parse_qs(text)
+        return time.perf_counter() - t
+    ct = sys.argv[3]
+    boundary = ct.split("boundary=")[1]
+    t = time.perf_counter()
+    if peer in ("afs", "afs-spooled"):
+        import afserialization as afs
+
+        class Dropping(afs.MultipartParser):
+            def _on_data(self, ctx, address, n):
+                return 0
+
+        cls = Dropping if peer == "afs" else afs.MultipartParser
+        p = cls(ct, max_parts=1 << 20, max_field_bytes=1 << 62)
+        n = 0
+        for b in chunks():
+            n += len(p.feed(b))
+        n += len(p.close())
+    elif peer == "python-multipart":
+        import python_multipart
+        count = [0]
+
+        def on_part_end():
+            count[0] += 1
+        p = python_multipart.MultipartParser(boundary.encode(), {"on_part_end": on_part_end})
+        for b in chunks():
+            p.write(b)
+        p.finalize()
+    elif peer == "streaming-form-data":
+        from streaming_form_data import StreamingFormDataParser
+        from streaming_form_data.targets import NullTarget
+        p = StreamingFormDataParser(headers={"Content-Type": ct})
+        p.register("file", NullTarget())
+        for i in range(10000):
+            p.register(f"field{i}", NullTarget())
+        for b in chunks():
+            p.data_received(b)
+    return time.perf_counter() - t
+
+
+seconds = run()
+print(f"{seconds:.6f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Decoder benchmark (issue 26): one table, same run.
+#   Benchmarks/decoders/run.sh          (BENCH_MB=1024 by default: the file part's size)
+# Rows: a body with one file part of BENCH_MB MiB, and a body of 10,000 small fields, parsed
+# by the C push parser (in memory, fed in 1 MiB pieces) and Go's mime/multipart (Debian's
+# golang, Tests/go/multipartcheck -bench: the body read into memory first, then NextPart and
+# io.Copy to io.Discard); from Python by MultipartParser (data dropped, and spooled as
+# iter_multipart gives it), python-multipart and streaming-form-data (Cython), each in its own
+# process with its peak RSS; then 100,000 query parameters by afs_query_parse (C),
+# parse_query (Python) and urllib.parse.parse_qs. Best of 3 for C and Go, one run for Python.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+here="$root/Benchmarks/decoders"
+mb=${BENCH_MB:-1024}
+"$root/scripts/install-deps.sh"
+lib=$("$root/scripts/build-library.sh" "$root/build/lib" 2>/dev/null)
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+gcc -O2 -std=c99 -Wall -I"$root/include" "$here/bench_decoders.c" -o "$work/bench_decoders" \
+    -L"$(dirname "$lib")" -lafserialization -Wl,-rpath,"$(dirname "$lib")"
+(cd "$root/Tests/go/multipartcheck" && GOCACHE="$work/gocache" GOPATH="$work/gopath" GO111MODULE=off GOFLAGS= GOTOOLCHAIN=local go build -o "$work/gobench" .)
+boundary=$(python3 "$here/make_bodies.py" "$work" $((mb << 20)))
+ct="multipart/form-data; boundary=$boundary"
+export AFSERIALIZATION_LIBRARY="$lib"
+export PYTHONPATH="$root/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
+py=${AFS_VENV:-$root/.venv}/bin/python
+[ -x "$py" ] || py=python3
+row() { printf '%-22s %-24s %10s %10s %12s\n' "$@"; }
+rate() { awk -v b="$1" -v s="$2" 'BEGIN { printf "%.2f GB/s", b / s / 1e9 }'; }
+echo "decoders benchmark: file part $mb MiB, 10,000 fields, 100,000 query parameters ($(nproc) cores, $(date -u +%F))"
+row input parser seconds rate "peak RSS"
+for input in big fields; do
+    body="$work/$input.body"
+    size=$(stat -c %s "$body")
+    read -r _ _ s < <("$work/bench_decoders" multipart "$body" "$ct")
+    row "$input ($((size >> 20)) MiB)" "C afs push parser" "$s" "$(rate "$size" "$s")" "-"
+    read -r _ _ s < <("$work/gobench" -bench "$ct" "$body")
+    row "" "Go mime/multipart" "$s" "$(rate "$size" "$s")" "-"
+    for peer in afs afs-spooled python-multipart streaming-form-data; do
+        if [ "$peer" = streaming-form-data ] && ! "$py" -c "import streaming_form_data" 2>/dev/null; then
+            row "" "$peer" "not installed" "" ""; continue
+        fi
+        read -r s rss < <("$py" "$here/bench_decoders_py.py" "$peer" "$body" "$ct")
+        row "" "Python $peer" "$s" "$(rate "$size" "$s")" "$((rss >> 10)) MiB"
+    done
+done
+q="$work/query.txt"
+read -r n _ s < <("$work/bench_decoders" query "$q")
+row "query ($n params)" "C afs_query_parse" "$s" "-" "-"
+read -r s rss < <("$py" "$here/bench_decoders_py.py" query-afs "$q")
+row "" "Python parse_query" "$s" "-" "$((rss >> 10)) MiB"
+read -r s rss < <("$py" "$here/bench_decoders_py.py" query-parse_qs "$q")
+row "" "Python parse_qs" "$s" "-" "$((rss >> 10)) MiB"
