@@ -78,6 +78,7 @@ requests_toolbelt requests-toolbelt
 orjson orjson
 h11 h11
 ada_url ada-url
+PIL pillow
 bin:cmake cmake>=3.20
 hatchling hatchling>=1.24
 elftools pyelftools>=0.29

@@ -42,6 +42,7 @@ from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGE
 from .request import MultipartRequest, Request, RequestHeaders
 from .response import (CompoundResponseSerializer, HTTPResponseSerializer, JSONReadingOptions,
                        JSONResponseSerializer, PropertyListResponseSerializer)
+from .response import ImageResponseSerializer
 from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequestSerializer,
                           JSONWritingOptions, PropertyListFormat, PropertyListRequestSerializer,
                           SerializerHeaders, SpaceStyle, StringEncoding)
@@ -58,7 +59,7 @@ __all__ = [
     "Value", "ValueKind",
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
-    "CompoundResponseSerializer", "JSONReadingOptions",
+    "CompoundResponseSerializer", "JSONReadingOptions", "ImageResponseSerializer",
     # options
     "ArrayStyle", "BoolStyle", "SpaceStyle", "StringEncoding", "JSONWritingOptions",
     "PropertyListFormat", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",
