@@ -91,6 +91,20 @@ public enum ImageHeader {
         return nil
     }
 
+    /// The format whose signature `body` is a proper prefix of (a body cut inside its
+    /// signature), among `allowed` when given.
+    static func partialSignature(_ b: UnsafeBufferPointer<UInt8>, _ allowed: [ImageFormat]?) -> ImageFormat? {
+        let signatures: [(ImageFormat, [UInt8])] = [
+            (.png, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]), (.jpeg, [0xFF, 0xD8, 0xFF]),
+            (.gif, Array("GIF8".utf8)), (.bmp, Array("BM".utf8)), (.tiff, [0x49, 0x49, 0x2A, 0x00]),
+            (.tiff, [0x4D, 0x4D, 0x00, 0x2A]), (.webp, Array("RIFF".utf8)), (.ico, [0, 0, 1, 0]),
+        ]
+        for (f, sig) in signatures where b.count < sig.count && (allowed?.contains(f) ?? true) {
+            if zip(b, sig).allSatisfy({ $0 == $1 }) { return f }
+        }
+        return nil
+    }
+
     /// Reads the header of `body`, which must be one of `allowed` (nil: any format the
     /// bytes announce; XBM is tried when it is the only one allowed or the bytes are text
     /// starting with `#define`).
@@ -99,7 +113,7 @@ public enum ImageHeader {
     public static func read(_ body: UnsafeBufferPointer<UInt8>, allowed: [ImageFormat]? = nil,
                             declaredType: String? = nil) throws -> ImageInfo {
         if body.isEmpty { throw AFSError(.invalidImage, "the image body is empty") }
-        var format = sniff(body)
+        var format = sniff(body) ?? partialSignature(body, allowed)
         if format == nil, allowed?.contains(.xbm) ?? XBMReader.looksLikeXBM(body) { format = .xbm }
         if let allowed = allowed, let f = format, !allowed.contains(f) {
             let t = declaredType.map { "content type \($0)" } ?? "the declared type"

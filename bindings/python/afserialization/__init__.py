@@ -43,6 +43,7 @@ from .request import MultipartRequest, Request, RequestHeaders
 from .response import (CompoundResponseSerializer, HTTPResponseSerializer, JSONReadingOptions,
                        JSONResponseSerializer, PropertyListResponseSerializer)
 from .response import ImageResponseSerializer
+from .errors import InvalidImageError, LimitError
 from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequestSerializer,
                           JSONWritingOptions, PropertyListFormat, PropertyListRequestSerializer,
                           SerializerHeaders, SpaceStyle, StringEncoding)
@@ -60,6 +61,7 @@ __all__ = [
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
     "CompoundResponseSerializer", "JSONReadingOptions", "ImageResponseSerializer",
+    "InvalidImageError", "LimitError",
     # options
     "ArrayStyle", "BoolStyle", "SpaceStyle", "StringEncoding", "JSONWritingOptions",
     "PropertyListFormat", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",

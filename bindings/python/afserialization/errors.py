@@ -259,6 +259,8 @@ _BY_STATUS: Dict[int, Type[SerializationError]] = {
         UnsupportedError, NoMemoryError, UnacceptableStatusError,
         UnacceptableContentTypeError)
 }
+# issue 24 (images): the statuses the image serializer raises
+_BY_STATUS.update({cls.status: cls for cls in (InvalidImageError, LimitError)})
 
 
 def error_class(code: int) -> Type[SerializationError]:
