@@ -304,8 +304,8 @@ public struct ResponseSerializer: Sendable {
     }
 
     /// `responseObject(statusCode:contentType:body:)` on an array.
-    public func responseObject(statusCode: Int, contentType: String?, body: [UInt8]) -> Outcome {
-        body.withUnsafeBufferPointer { responseObject(statusCode: statusCode, contentType: contentType, body: $0) }
+    public func responseObject(statusCode: Int, contentType: String?, body: [UInt8], method: String? = nil) -> Outcome {
+        body.withUnsafeBufferPointer { responseObject(statusCode: statusCode, contentType: contentType, body: $0, method: method) }
     }
 
     /// Decodes the body of a leaf serializer after `validation`.
