@@ -43,7 +43,8 @@ from .request import MultipartRequest, Request, RequestHeaders
 from .response import (CompoundResponseSerializer, HTTPResponseSerializer, JSONReadingOptions,
                        JSONResponseSerializer, PropertyListResponseSerializer)
 from .response import ImageResponseSerializer
-from .errors import InvalidImageError, LimitError
+from .errors import (BadResponseError, InvalidImageError, InvalidMultipartError, InvalidXMLError,
+                     LimitError, UntrustedError)
 from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequestSerializer,
                           JSONWritingOptions, PropertyListFormat, PropertyListRequestSerializer,
                           SerializerHeaders, SpaceStyle, StringEncoding)
@@ -61,7 +62,8 @@ __all__ = [
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
     "CompoundResponseSerializer", "JSONReadingOptions", "ImageResponseSerializer",
-    "InvalidImageError", "LimitError",
+    "InvalidXMLError", "InvalidImageError", "UntrustedError", "BadResponseError", "LimitError",
+    "InvalidMultipartError",
     # options
     "ArrayStyle", "BoolStyle", "SpaceStyle", "StringEncoding", "JSONWritingOptions",
     "PropertyListFormat", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",

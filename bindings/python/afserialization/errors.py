@@ -259,8 +259,9 @@ _BY_STATUS: Dict[int, Type[SerializationError]] = {
         UnsupportedError, NoMemoryError, UnacceptableStatusError,
         UnacceptableContentTypeError)
 }
-# issue 24 (images): the statuses the image serializer raises
-_BY_STATUS.update({cls.status: cls for cls in (InvalidImageError, LimitError)})
+# the third round's statuses (18-23)
+_BY_STATUS.update({cls.status: cls for cls in (InvalidXMLError, InvalidImageError, UntrustedError,
+                                               BadResponseError, LimitError, InvalidMultipartError)})
 
 
 def error_class(code: int) -> Type[SerializationError]:
