@@ -121,7 +121,7 @@ public enum ImageHeader {
         }
         guard let f = format else {
             let what = allowed.map { "a " + $0.map(\.title).joined(separator: " or ") + " image" } ?? "an image the reader knows (PNG, JPEG, GIF, BMP, TIFF, ICO, WebP)"
-            throw AFSError(.invalidImage, "the body is not \(what): no known signature at byte offset 0 (first bytes \(hexPrefix(body)))")
+            throw AFSError(.invalidImage, "the body is not \(what) (first bytes \(hexPrefix(body))): no known signature at byte offset 0")
         }
         return try read(body, as: f)
     }
