@@ -117,6 +117,12 @@ final class ResponseRulesAndDatesTests: XCTestCase {
         XCTAssertThrowsError(try PropertyListReader.parse(lone)) { e in
             XCTAssertTrue((e as! AFSError).message.contains("high surrogate"), "\(e)")
         }
+        // offsets in messages are offsets in the UTF-16 input (found by the plist_read fuzzer)
+        let bad: [UInt8] = [0xFF, 0xFE] + "<plist><string>中文中文</strin></plist>".utf16.flatMap { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }
+        XCTAssertThrowsError(try PropertyListReader.parse(bad)) { e in
+            let m = (e as! AFSError).message
+            XCTAssertTrue(m.hasSuffix("at byte offset 40") || m.hasSuffix("at byte offset 42"), m)
+        }
         let utf8Declared16 = Array(text.utf8)
         XCTAssertThrowsError(try PropertyListReader.parse(utf8Declared16))  // UTF-8 bytes declared UTF-16
         let latin = "<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><plist/>"

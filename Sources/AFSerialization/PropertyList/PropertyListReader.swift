@@ -19,7 +19,7 @@
 ///
 /// XML: UTF-8 (a byte-order mark is skipped; a declared encoding other than UTF-8 or
 /// ASCII is an error) and UTF-16 (LE or BE, with a byte-order mark or starting `<?`;
-/// read as its UTF-8 transcoding, so offsets in messages count that), with the XML declaration, DOCTYPE, comments,
+/// read as its UTF-8 transcoding; offsets in messages are mapped back to the UTF-16 input), with the XML declaration, DOCTYPE, comments,
 /// processing instructions, the five named entities, `&#N;`/`&#xN;` references to any
 /// Unicode scalar, and CDATA sections (entities declared in a DOCTYPE are not expanded: a
 /// reference to one is an error, so there is no entity expansion to bomb). The root is `<plist>` holding one value, or a bare
@@ -72,7 +72,7 @@ public enum PropertyListReader {
         }
         if let bigEndian = utf16Order(p, n) {
             // UTF-16 (a byte-order mark, or `<?` as UTF-16 code units): read as its UTF-8
-            // transcoding; offsets in messages are then offsets in that transcoding.
+            // transcoding; offsets in messages are mapped back to the input.
             let utf8 = try transcodeUTF16(p, n, bigEndian: bigEndian)
             return try utf8.withUnsafeBufferPointer { b in
                 guard let q = b.baseAddress, b.count > 0 else {
@@ -84,7 +84,8 @@ public enum PropertyListReader {
                 do {
                     return try r.read()
                 } catch var e as AFSError {
-                    e.message += " (of the UTF-8 transcoding of the UTF-16 input)"
+                    // offsets in the transcoding become offsets in the UTF-16 input
+                    e.message = mappingOffsets(in: e.message) { utf16Offset(ofUTF8Offset: $0, p, n, bigEndian: bigEndian) }
                     throw e
                 }
             }
@@ -92,6 +93,22 @@ public enum PropertyListReader {
         var r = XMLPlistReader(p: p, n: n, maxDepth: maxDepth)
         r.budget = budget
         return try r.read()
+    }
+
+    /// The offset in UTF-16 input of the character whose UTF-8 transcoding starts at (or
+    /// holds) `target` (the input end when it is past the text).
+    static func utf16Offset(ofUTF8Offset target: Int, _ p: UnsafePointer<UInt8>, _ n: Int, bigEndian: Bool) -> Int {
+        var i = (p[0] == 0xFE && p[1] == 0xFF) || (p[0] == 0xFF && p[1] == 0xFE) ? 2 : 0
+        var o = 0
+        func unit(_ k: Int) -> UInt32 { bigEndian ? UInt32(p[k]) << 8 | UInt32(p[k + 1]) : UInt32(p[k + 1]) << 8 | UInt32(p[k]) }
+        while i + 1 < n {
+            let c = unit(i)
+            let (len, units) = c < 0x80 ? (1, 1) : c < 0x800 ? (2, 1) : (c >= 0xD800 && c < 0xDC00) ? (4, 2) : (3, 1)
+            if o + len > target { return i }
+            o += len
+            i += 2 * units
+        }
+        return Swift.min(i, n)
     }
 
     /// Whether the text is UTF-16: true big-endian, false little-endian, nil not UTF-16.

@@ -483,6 +483,11 @@ func asciiLowercased(_ s: String) -> String {
 
 /// Every "byte offset N" in `message` with N increased by `delta`.
 func shiftingOffsets(in message: String, by delta: Int) -> String {
+    mappingOffsets(in: message) { $0 + delta }
+}
+
+/// Every "byte offset N" in `message` with N replaced by `map(N)`.
+func mappingOffsets(in message: String, _ map: (Int) -> Int) -> String {
     let marker = Array("byte offset ".utf8)
     let m = Array(message.utf8)
     var out: [UInt8] = []
@@ -493,7 +498,7 @@ func shiftingOffsets(in message: String, by delta: Int) -> String {
             i += marker.count
             var j = i, n = 0
             while j < m.count, m[j] >= 0x30, m[j] <= 0x39 { n = n * 10 + Int(m[j] - 0x30); j += 1 }
-            if j > i { out.append(contentsOf: String(n + delta).utf8); i = j }
+            if j > i { out.append(contentsOf: String(map(n)).utf8); i = j }
         } else {
             out.append(m[i])
             i += 1
