@@ -279,11 +279,8 @@ class HTTPResponseSerializer(HandleOwner):
 
     @property
     def empty_response_codes(self) -> Optional[Tuple[int, ...]]:
-        """Alamofire's emptyResponseCodes (default ``None``: AFNetworking's rule, every
-        empty body is ``None``). With codes set (Alamofire uses ``(204, 205)``), an empty
-        body is ``None`` only for those status codes or ``method="HEAD"``; elsewhere an
-        empty JSON, XML or plist body raises that kind's error (``InvalidJSONError``...).
-        Setting it on a compound serializer sets every member's."""
+        """Alamofire's emptyResponseCodes (default ``None``: any empty body is ``None``); with
+        codes, an empty body elsewhere than those codes or ``method="HEAD"`` is an error."""
         return self._empty_codes
 
     @empty_response_codes.setter
@@ -309,8 +306,7 @@ class HTTPResponseSerializer(HandleOwner):
 
     @property
     def accepts_structured_suffix(self) -> bool:
-        """RFC 6839 (default False): a JSON serializer also accepts any ``type/name+json``
-        and an XML serializer any ``type/name+xml``."""
+        """RFC 6839 (default False): JSON accepts any ``*/*+json``, XML any ``*/*+xml``."""
         return self._suffix
 
     @accepts_structured_suffix.setter
@@ -324,8 +320,7 @@ class HTTPResponseSerializer(HandleOwner):
 
     @property
     def strips_xssi_prefix(self) -> bool:
-        """JSON (default False): a body starting with ``)]}'`` loses it, an optional ``,``
-        and an optional newline before decoding."""
+        """JSON (default False): strip a leading ``)]}'``, ``,`` and newline."""
         return self._xssi
 
     @strips_xssi_prefix.setter
