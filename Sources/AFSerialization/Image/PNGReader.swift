@@ -146,9 +146,10 @@ enum JPEGReader {
                 scans += 1
                 var i = o + len
                 while true {
-                    guard let p = r.b[i...].firstIndex(of: 0xFF) else {
+                    guard i < r.count, let base = r.b.baseAddress, let hit = memchr(base + i, 0xFF, r.count - i) else {
                         throw r.fail("the body ends inside the entropy-coded data of scan \(scans) (no EOI; truncated?)", at: r.count)
                     }
+                    let p = i + UnsafeRawPointer(base + i).distance(to: UnsafeRawPointer(hit))
                     var j = p + 1
                     while j < r.count && r.b[j] == 0xFF { j += 1 }
                     guard j < r.count else {
