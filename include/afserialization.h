@@ -1022,7 +1022,8 @@ AFS_API void afs_body_stream_set_progress_cancel(afs_body_stream *bs, afs_progre
  *     type is refused too, the status wins and the message adds
  *     "; unacceptable content-type: text/html".
  * Defaults: status codes 200-299; content types: HTTP any; JSON application/json,
- * text/json, text/javascript; PLIST application/x-plist.
+ * text/json, text/javascript; PLIST application/x-plist; IMAGE AFNetworking's image types
+ * and image/webp (section 12).
  *
  * Decoding (responseObjectForResponse:data:error:), by kind:
  *   - HTTP: the body as an AFS_VALUE_DATA value.
@@ -1036,8 +1037,10 @@ AFS_API void afs_body_stream_set_progress_cancel(afs_body_stream *bs, afs_progre
  *     removes_keys_with_null_values or a lowered decoding limit.
  *   - PLIST: XML and binary (bplist00) property lists, as Python's plistlib and Foundation
  *     write them; errors are AFS_E_INVALID_PLIST naming the byte offset.
- *   - An empty body gives no value and no error (every kind); so does a body of one space
+ *   - An empty body gives no value and no error (every kind; with empty-response codes
+ *     set, only for those codes or a HEAD request: section 12); so does a body of one space
  *     for JSON and PLIST (AFNetworking's rule).
+ *   - IMAGE: the header read strictly, the body handed back (section 12).
  *   - Compound: the first member whose validation passes decodes the response. When none
  *     passes, the outcome is that of the first member that accepts the MIME type (so a
  *     JSON error document with status 500 is decoded by the JSON member), or, when none
