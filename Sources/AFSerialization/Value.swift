@@ -1,5 +1,5 @@
 /// A parameters tree: the property-list objects AFNetworking serializes (NSDictionary,
-/// NSArray, NSSet, NSString, NSNumber, NSNull, NSData).
+/// NSArray, NSSet, NSString, NSNumber, NSNull, NSData, NSDate).
 ///
 /// Strings compare by their UTF-8 bytes (Unicode scalars), never by canonical equivalence:
 /// `"é"` and `"e\u{301}"` are different keys, as they are different bytes on the wire.
