@@ -191,7 +191,7 @@ AFS_API const char *afs_status_name(afs_status status);
  * (string keys, insertion order kept; setting an existing key replaces its value in
  * place), array, set (appending a member equal to one already there is a successful
  * no-op; 1, true and "1" are different members), string, integer, double, bool, null,
- * data. Strings compare by their bytes. Trees nest at most 512 levels.
+ * data, date. Strings compare by their bytes. Trees nest at most 512 levels.
  *
  * HANDLES. A value handle is one of:
  *   - owned: made by afs_value_new_*, afs_value_parse_json or afs_response_object; the
@@ -236,7 +236,8 @@ typedef struct afs_value afs_value;
 
 typedef enum afs_value_kind {
     AFS_VALUE_NULL, AFS_VALUE_BOOL, AFS_VALUE_INT, AFS_VALUE_DOUBLE, AFS_VALUE_STRING,
-    AFS_VALUE_DATA, AFS_VALUE_ARRAY, AFS_VALUE_SET, AFS_VALUE_DICT
+    AFS_VALUE_DATA, AFS_VALUE_ARRAY, AFS_VALUE_SET, AFS_VALUE_DICT,
+    AFS_VALUE_DATE = 9   /**< a point in time: seconds since 1970-01-01T00:00:00Z (NSDate) */
 } afs_value_kind;
 
 /* -- Building ------------------------------------------------------------------------ */
@@ -266,6 +267,16 @@ AFS_API afs_value *afs_value_new_null(void);
  *  NULL with len > 0, a len above INT64_MAX, or no memory for the copy returns NULL.
  *  Owned. */
 AFS_API afs_value *afs_value_new_data(const void *bytes, size_t len);
+/**
+ * A new date value (NSDate): `seconds_since_1970` since 1970-01-01T00:00:00Z, any double.
+ * Written as a property list's <date> (XML: UTC with `Z`, whole seconds, years 1 to 9999;
+ * binary: type 0x33, exact), as ISO 8601 text in JSON bodies, query strings and form
+ * fields (`2024-05-06T07:08:09Z`, with `.ffffff` when it has microseconds; AFNetworking
+ * writes NSDate's description there), as a UTC datetime.datetime in Python. A date
+ * outside the years 1 to 9999 (or NaN) cannot be written as text: the writers refuse it.
+ * Property lists read <date> and 0x33 as dates. Owned. Never NULL.
+ */
+AFS_API afs_value *afs_value_new_date(double seconds_since_1970);
 
 /**
  * Sets `key` in a dictionary (owned, or made inside a tree) to `value` (consumed, also on
@@ -392,6 +403,8 @@ AFS_API const char *afs_value_get_string(const afs_value *v, size_t *len);
 /** A data value's bytes and *len (if not NULL) their count; an empty data value gives a
  *  non-NULL pointer and 0. NULL (*len 0) for other kinds. Borrowed. */
 AFS_API const uint8_t *afs_value_get_data(const afs_value *v, size_t *len);
+/** A date's seconds since 1970-01-01T00:00:00Z; 0 for other kinds (and NULL). */
+AFS_API double afs_value_get_date(const afs_value *v);
 
 /* ===================================================================================== */
 /* 4. Helpers                                                                           */
@@ -1049,7 +1062,8 @@ AFS_API void afs_body_stream_set_progress_cancel(afs_body_stream *bs, afs_progre
  *     type is refused too, the status wins and the message adds
  *     "; unacceptable content-type: text/html".
  * Defaults: status codes 200-299; content types: HTTP any; JSON application/json,
- * text/json, text/javascript; PLIST application/x-plist.
+ * text/json, text/javascript; PLIST application/x-plist; IMAGE AFNetworking's image types
+ * and image/webp (section 12).
  *
  * Decoding (responseObjectForResponse:data:error:), by kind:
  *   - HTTP: the body as an AFS_VALUE_DATA value.
@@ -1063,8 +1077,10 @@ AFS_API void afs_body_stream_set_progress_cancel(afs_body_stream *bs, afs_progre
  *     removes_keys_with_null_values or a lowered decoding limit.
  *   - PLIST: XML and binary (bplist00) property lists, as Python's plistlib and Foundation
  *     write them; errors are AFS_E_INVALID_PLIST naming the byte offset.
- *   - An empty body gives no value and no error (every kind); so does a body of one space
+ *   - An empty body gives no value and no error (every kind; with empty-response codes
+ *     set, only for those codes or a HEAD request: section 12); so does a body of one space
  *     for JSON and PLIST (AFNetworking's rule).
+ *   - IMAGE: the header read strictly, the body handed back (section 12).
  *   - Compound: the first member whose validation passes decodes the response. When none
  *     passes, the outcome is that of the first member that accepts the MIME type (so a
  *     JSON error document with status 500 is decoded by the JSON member), or, when none
@@ -1087,7 +1103,8 @@ typedef struct afs_response_serializer afs_response_serializer;
 typedef enum afs_response_kind {
     AFS_RESPONSE_HTTP,   /**< validation only; the body is returned as data */
     AFS_RESPONSE_JSON,   /**< JSON bodies */
-    AFS_RESPONSE_PLIST   /**< XML and binary property-list bodies */
+    AFS_RESPONSE_PLIST,  /**< XML and binary property-list bodies */
+    AFS_RESPONSE_IMAGE = 4 /**< image bodies: header read, body handed back (section 12) */
 } afs_response_kind;
 
 /** A new response serializer of `kind` with AFNetworking's defaults. Owned: free with
@@ -1312,10 +1329,128 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
 /* ===================================================================================== */
 /* 12. Images and the rest of the response family                                        */
 /* ===================================================================================== */
-/* (issue 24 (images, empty responses, suffixes, dates): this section's declarations go here) */
+/*
+ * AFS_RESPONSE_IMAGE — AFImageResponseSerializer without the pixels. A serializer made by
+ * afs_response_serializer_new(AFS_RESPONSE_IMAGE) is an afs_response_serializer (section 9:
+ * same handle rules, same validation, same threads rule). Acceptable content types:
+ * image/tiff, image/jpeg, image/gif, image/png, image/ico, image/x-icon, image/bmp,
+ * image/x-bmp, image/x-xbitmap, image/x-win-bitmap (AFNetworking's) and image/webp.
+ *
+ * Decoding identifies the body from its bytes and reads its header strictly, walking the
+ * file's structure to its end marker (PNG chunks with their CRCs to IEND, JPEG marker
+ * segments and entropy-coded data to EOI, GIF blocks to the trailer, the BMP pixel array,
+ * every TIFF IFD and strip, every ICO entry, every WebP chunk), so truncated and corrupt
+ * files are refused; bytes after the end marker are ignored. NO PIXEL IS DECODED: the
+ * library has no image codecs. The result is a dictionary:
+ *
+ *     {"format": "png" | "jpeg" | "gif" | "bmp" | "tiff" | "ico" | "webp" | "xbm",
+ *      "width": int, "height": int,            pixels (ICO: the largest entry; TIFF: page 1)
+ *      "scale": double,                        the image scale (default 1)
+ *      "point_width": double, "point_height": double,   pixels / scale
+ *      "frames": int,                          GIF images, APNG acTL frames, animated WebP
+ *                                              ANMF frames, ICO entries, TIFF pages; else 1
+ *      "data": data}                           the body as sent: give it to your codec
+ *                                              (libpng, libjpeg-turbo, stb_image, Pillow...)
+ *
+ * Rules: a content type that names image formats (image/png, image/apng; image/jpeg,
+ * image/jpg, image/pjpeg; image/gif; image/bmp, image/x-bmp, image/x-ms-bmp; image/tiff;
+ * image/ico, image/x-icon, image/vnd.microsoft.icon; image/x-win-bitmap = BMP or ICO;
+ * image/webp; image/x-xbitmap = XBM, the only way XBM text is read besides an unknown type
+ * with a body starting "#define") must agree with the bytes, else AFS_E_INVALID_IMAGE
+ * "content type image/png says PNG but the body is a JPEG image"; another type (when the
+ * acceptable types were changed) lets the bytes decide. A truncated or corrupt structure is
+ * AFS_E_INVALID_IMAGE naming the format, what is wrong and the byte offset. Width x height
+ * above the pixel limit (default 2^31) is AFS_E_LIMIT. BigTIFF, hierarchical JPEG (two
+ * frame headers) and a JPEG whose height comes from a DNL marker are refused.
+ *
+ * How to read an image response:
+ *
+ *     afs_response_serializer *rs = afs_response_serializer_new(AFS_RESPONSE_IMAGE);
+ *     afs_response_serializer_set_image_scale(rs, 2.0, &err);      // @2x assets
+ *     afs_value *img = NULL;
+ *     if (afs_response_object(rs, 200, "image/png", body, body_len, &img, &err) == AFS_OK && img) {
+ *         printf("%s %lldx%lld, %lld frame(s)\n",
+ *                afs_value_get_string(afs_value_get(img, "format"), NULL),
+ *                (long long)afs_value_get_int(afs_value_get(img, "width")),
+ *                (long long)afs_value_get_int(afs_value_get(img, "height")),
+ *                (long long)afs_value_get_int(afs_value_get(img, "frames")));
+ *         size_t n;
+ *         const uint8_t *bytes = afs_value_get_data(afs_value_get(img, "data"), &n);
+ *         ... decode bytes[0..n) with your image codec ...
+ *     }
+ *     afs_value_free(img);
+ *     afs_response_serializer_free(rs);
+ *
+ * The rest of the response family (Alamofire's rules; each off by default, so that
+ * AFNetworking's behaviour is kept; each set on a compound serializer applies to its
+ * members):
+ *   - empty responses: afs_response_serializer_set_empty_response_codes (Alamofire uses
+ *     204 and 205) and afs_response_object_for_method: with codes set, an empty body is no
+ *     object (*out NULL, AFS_OK) only for those status codes or a HEAD request; elsewhere an
+ *     empty JSON, XML or property-list body is AFS_E_INVALID_JSON, AFS_E_INVALID_XML or
+ *     AFS_E_INVALID_PLIST ("no JSON value: the body is empty: status 200 is not one of the
+ *     empty-response codes (204, 205) and the request is not HEAD") and an empty image body
+ *     AFS_E_INVALID_IMAGE; an HTTP serializer still gives no object. Without codes (the
+ *     default) every empty body is no object, as in AFNetworking. The one-space body rule of
+ *     section 9 is kept either way.
+ *   - structured-syntax suffixes (RFC 6839): with afs_response_serializer_set_accepts_
+ *     structured_suffix on, a JSON serializer also accepts any type/name+json and an XML
+ *     serializer any type/name+xml. Whatever the option, an unacceptable status with an
+ *     application/problem+json body (RFC 9457; application/problem+xml for XML) is decoded
+ *     by a JSON (XML) serializer and returned with AFS_E_UNACCEPTABLE_STATUS, as an error
+ *     document of an acceptable type is (section 9); with an acceptable status that type
+ *     still needs the option or an acceptable-types entry.
+ *   - XSSI: with afs_response_serializer_set_strips_xssi_prefix on, a JSON body starting
+ *     with )]}' loses it, an optional ',' after it and an optional newline (LF or CR LF)
+ *     before decoding; offsets in error messages count from the start of the body.
+ */
 
-
-
+/**
+ * AFImageResponseSerializer's imageScale: the result's point sizes are the pixel sizes
+ * divided by `scale` (default 1).
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT when rs is NULL or not a response serializer, or
+ *         scale is not a finite number above 0.
+ */
+AFS_API afs_status afs_response_serializer_set_image_scale(afs_response_serializer *rs, double scale,
+                                                           afs_error *err);
+/**
+ * The most pixels (width x height) an image may have; beyond it afs_response_object is
+ * AFS_E_LIMIT naming the size. Default 2^31; 0 restores the default.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT when rs is NULL or not a response serializer.
+ */
+AFS_API afs_status afs_response_serializer_set_max_image_pixels(afs_response_serializer *rs,
+                                                                uint64_t max_pixels, afs_error *err);
+/**
+ * Alamofire's emptyResponseCodes (see the rules above). `codes` holds `count` status codes
+ * (copied); count 0 restores AFNetworking's rule (codes may then be NULL).
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT when rs is NULL or not a response serializer,
+ *         codes is NULL with count > 0, or a code is outside 100-999 (named by index).
+ */
+AFS_API afs_status afs_response_serializer_set_empty_response_codes(afs_response_serializer *rs,
+                                                                    const int *codes, size_t count,
+                                                                    afs_error *err);
+/**
+ * afs_response_object for a request made with `method` (NULL: unknown, as
+ * afs_response_object): under the empty-response codes rule, a HEAD request's empty body
+ * is no object whatever its status. Compared case-insensitively. Otherwise as
+ * afs_response_object (same out, ownership and statuses).
+ */
+AFS_API afs_status afs_response_object_for_method(const afs_response_serializer *rs, const char *method,
+                                                  int status_code, const char *content_type,
+                                                  const void *data, size_t len, afs_value **out,
+                                                  afs_error *err);
+/** RFC 6839 suffixes (see the rules above); default off. NULL or a wrong handle is ignored. */
+AFS_API void afs_response_serializer_set_accepts_structured_suffix(afs_response_serializer *rs, bool on);
+/** The JSON XSSI prefix rule (see the rules above); default off. NULL or a wrong handle is
+ *  ignored. */
+AFS_API void afs_response_serializer_set_strips_xssi_prefix(afs_response_serializer *rs, bool on);
+/**
+ * afs_response_object_pickle (section 10) for a request made with `method` (see
+ * afs_response_object_for_method). For bindings.
+ */
+AFS_API afs_status afs_response_object_pickle_for_method(const afs_response_serializer *rs,
+    const char *method, int status_code, const char *content_type, const void *data, size_t len,
+    uint8_t **out, size_t *out_len, afs_error *err);
 
 
 /* ===================================================================================== */

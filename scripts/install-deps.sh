@@ -38,6 +38,7 @@ brotli brotli
 zstandard zstandard
 httptools httptools
 ada_url ada-url
+PIL pillow
 cryptography cryptography
 cryptography_vectors cryptography-vectors
 httpx httpx

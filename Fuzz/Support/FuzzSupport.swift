@@ -292,6 +292,17 @@ func sortedKeys(_ v: Value) -> Value {
     }
 }
 
+/// The tree with every date in whole seconds (what an XML property list keeps of it).
+func wholeSecondDates(_ v: Value) -> Value {
+    switch v {
+    case .array(let a): return .array(a.map(wholeSecondDates))
+    case .dict(let d): return .dict(ValueDict(d.pairs.map { ($0.0, wholeSecondDates($0.1)) }))
+    case .set(let s): return .set(ValueSet(s.members.map(wholeSecondDates)))
+    case .date(let t): return .date(t.rounded(.down))
+    default: return v
+    }
+}
+
 /// Whether any node of the tree satisfies `test`, keys excluded.
 func anyNode(_ v: Value, _ test: (Value) -> Bool) -> Bool {
     if test(v) { return true }

@@ -8,10 +8,12 @@ enum PickleSubset {
     static let written: Set<UInt8> = [
         0x80, 0x95, 0x28, 0x2E, 0x4E, 0x88, 0x89, 0x4B, 0x4D, 0x4A, 0x8A, 0x8B, 0x47, 0x8C, 0x58,
         0x8D, 0x43, 0x42, 0x8E, 0x7D, 0x5D, 0x65, 0x75, 0x91, 0x86, 0x74, 0x94, 0x68, 0x6A,
+        0x93, 0x85, 0x52,  // dates: STACK_GLOBAL of afserialization._transfer._date, TUPLE1, REDUCE
     ]
     /// Opcodes the reader may accept.
     static let readable: Set<UInt8> = written.union([
         0x73, 0x61, 0x29, 0x85, 0x87, 0x8F, 0x90, 0x30, 0x31, 0x71, 0x72,
+        0x63,  // GLOBAL, read for the date callable only (the reader checks the name)
     ])
 
     /// Argument bytes after an opcode: fixed, or a length prefix of `prefix` bytes then
@@ -26,8 +28,9 @@ enum PickleSubset {
         case 0x8B, 0x58, 0x42: return (0, 4)
         case 0x8D, 0x8E: return (0, 8)
         case 0x28, 0x2E, 0x4E, 0x88, 0x89, 0x7D, 0x5D, 0x65, 0x75, 0x91, 0x86, 0x74, 0x94, 0x73,
-             0x61, 0x29, 0x85, 0x87, 0x8F, 0x90, 0x30, 0x31:
+             0x61, 0x29, 0x85, 0x87, 0x8F, 0x90, 0x30, 0x31, 0x93, 0x52:
             return (0, 0)
+        case 0x63: return (-1, 0)  // two text lines, each ended by a newline
         default: return nil
         }
     }
@@ -42,6 +45,13 @@ enum PickleSubset {
             ops.append(op)
             guard let (fixed, prefix) = argument(op) else { return nil }
             i += 1
+            if fixed < 0 {  // GLOBAL: module and name lines
+                for _ in 0..<2 {
+                    guard let nl = b[i...].firstIndex(of: 0x0A) else { return nil }
+                    i = nl + 1
+                }
+                continue
+            }
             var n = fixed
             if prefix > 0 {
                 guard i + prefix <= b.count else { return nil }

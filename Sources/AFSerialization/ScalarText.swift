@@ -3,7 +3,8 @@
 extension Value {
     /// Appends the text form of a scalar: string as is; integer in decimal; double as
     /// `formatDouble`; bool `1`/`0` (or `true`/`false` with `literalBools`); data as its raw
-    /// bytes. Null and containers append nothing.
+    /// bytes; date as ISO 8601 text (`DateText`; a date
+    /// outside the years 1 to 9999 as its seconds since 1970). Null and containers append nothing.
     public func appendText(to out: inout ByteWriter, literalBools: Bool = false) {
         switch self {
         case .string(let s): out.append(s)
@@ -12,6 +13,7 @@ extension Value {
         case .bool(let b):
             if literalBools { out.append(b ? "true" : "false") } else { out.append(b ? UInt8(ascii: "1") : UInt8(ascii: "0")) }
         case .data(let d): out.append(d)
+        case .date(let t): out.append(DateText.iso8601(t) ?? formatDouble(t))
         case .null, .array, .set, .dict: break
         }
     }

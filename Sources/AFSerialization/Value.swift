@@ -1,5 +1,5 @@
 /// A parameters tree: the property-list objects AFNetworking serializes (NSDictionary,
-/// NSArray, NSSet, NSString, NSNumber, NSNull, NSData).
+/// NSArray, NSSet, NSString, NSNumber, NSNull, NSData, NSDate).
 ///
 /// Strings compare by their UTF-8 bytes (Unicode scalars), never by canonical equivalence:
 /// `"é"` and `"e\u{301}"` are different keys, as they are different bytes on the wire.
@@ -15,10 +15,14 @@ public enum Value: Sendable {
     case array([Value])
     case set(ValueSet)
     case dict(ValueDict)
+    /// A point in time: seconds since 1970-01-01T00:00:00Z (NSDate, a property list's
+    /// `<date>`, Python's `datetime`). C: `AFS_VALUE_DATE`.
+    case date(Double)
 
     /// The kind, in the order of the C `afs_value_kind` enum.
     public enum Kind: Int32, Sendable {
         case null = 0, bool, int, double, string, data, array, set, dict
+        case date = 9
     }
 
     public var kind: Kind {
@@ -32,6 +36,7 @@ public enum Value: Sendable {
         case .array: return .array
         case .set: return .set
         case .dict: return .dict
+        case .date: return .date
         }
     }
 
@@ -115,6 +120,7 @@ extension Value.Kind {
         case .array: return "an array"
         case .set: return "a set"
         case .dict: return "a dictionary"
+        case .date: return "a date"
         }
     }
 }
@@ -149,6 +155,7 @@ extension Value: Hashable {
         case (.double(let a), .double(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.string(let a), .string(let b)): return utf8Equal(a, b)
         case (.data(let a), .data(let b)): return a == b
+        case (.date(let a), .date(let b)): return a == b || (a.isNaN && b.isNaN)
         case (.array(let a), .array(let b)):
             guard a.count == b.count else { return false }
             for i in a.indices where !equal(a[i], b[i], depth: depth + 1) { return false }
@@ -220,7 +227,7 @@ extension Value: Hashable {
         case .null: break
         case .bool(let b): h.combine(b)
         case .int(let i): h.combine(i)
-        case .double(let d): h.combine(d.isNaN ? Double.nan.bitPattern : (d == 0 ? 0 : d.bitPattern))
+        case .double(let d), .date(let d): h.combine(d.isNaN ? Double.nan.bitPattern : (d == 0 ? 0 : d.bitPattern))
         case .string(let s): hashUTF8(s, into: &h)
         case .data(let d): h.combine(d.count); d.withUnsafeBytes { h.combine(bytes: $0) }
         case .array, .set, .dict: break  // structuralHashHere

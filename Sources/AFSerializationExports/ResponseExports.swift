@@ -6,12 +6,12 @@ import Glibc  // Linux with glibc only, as the core (Sources/AFSerialization/Pla
 
 /// The Content-Type argument: NULL when absent. Not validated as UTF-8 (a header from the
 /// wire may hold anything; invalid bytes cannot match an acceptable type).
-private func contentTypeArg(_ p: UnsafePointer<CChar>?) -> String? {
+func contentTypeArg(_ p: UnsafePointer<CChar>?) -> String? {
     p.map { String(decoding: UnsafeRawBufferPointer(start: $0, count: strlen($0)), as: UTF8.self) }
 }
 
 /// The response body argument: NULL only with len 0; `AFS_NTS` is not a byte count.
-private func bodyArg(_ data: UnsafeRawPointer?, _ len: Int) throws -> UnsafeBufferPointer<UInt8> {
+func bodyArg(_ data: UnsafeRawPointer?, _ len: Int) throws -> UnsafeBufferPointer<UInt8> {
     let b = try dataArg(data, len, "data", lenName: "len")
     return UnsafeBufferPointer(start: b.baseAddress?.assumingMemoryBound(to: UInt8.self), count: b.count)
 }
@@ -23,6 +23,7 @@ public func afs_response_serializer_new(_ kind: afs_response_kind) -> OpaquePoin
     case AFS_RESPONSE_HTTP: k = .http
     case AFS_RESPONSE_JSON: k = .json
     case AFS_RESPONSE_PLIST: k = .propertyList
+    case AFS_RESPONSE_IMAGE: k = .image
     default: return nil
     }
     return try? ResponseSerializerHandle.boxed(ResponseSerializer(kind: k))

@@ -39,6 +39,9 @@ public func afs_value_new_data(_ bytes: UnsafeRawPointer?, _ len: Int) -> Opaque
     return box(ValueHandle(.data(copy)))
 }
 
+@c @implementation
+public func afs_value_new_date(_ secondsSince1970: Double) -> OpaquePointer? { box(ValueHandle(.date(secondsSince1970))) }
+
 /// A value argument that is usable: not NULL, a value, not a tombstone (AFS_E_STATE naming
 /// the call that ended it).
 func valueArg(_ p: OpaquePointer?, _ what: String) throws -> ValueHandle {
@@ -173,6 +176,7 @@ extension Value.Kind {
         case .array: return AFS_VALUE_ARRAY
         case .set: return AFS_VALUE_SET
         case .dict: return AFS_VALUE_DICT
+        case .date: return AFS_VALUE_DATE
         }
     }
 }
@@ -237,4 +241,10 @@ public func afs_value_get_data(_ v: OpaquePointer?, _ len: UnsafeMutablePointer<
     }
     len?.pointee = c.count
     return UnsafeRawPointer(c.pointer).assumingMemoryBound(to: UInt8.self)
+}
+
+@c @implementation
+public func afs_value_get_date(_ v: OpaquePointer?) -> Double {
+    guard let h = peek(v, ValueHandle.self), h.kind == .date, case .date(let t)? = try? h.value else { return 0 }
+    return t
 }

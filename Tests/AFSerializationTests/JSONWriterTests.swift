@@ -96,6 +96,7 @@ func foundationObject(_ v: Value) -> Any {
     case .double(let d): return NSNumber(value: d)
     case .string(let s): return s
     case .data(let d): return Data(d)
+    case .date(let t): return Date(timeIntervalSince1970: t)
     case .array(let a): return a.map(foundationObject)
     case .set(let s): return NSSet(array: s.members.map(foundationObject))
     case .dict(let d):

@@ -485,7 +485,7 @@ final class PropertyListTests: XCTestCase {
             "reals": [1.5, -0.0, 1e16, 0.5, .double(.nan), .double(.infinity), .double(.infinity), .double(-.infinity), .double(-.infinity), .double(.leastNonzeroMagnitude)],
             "bools": [true, false, true, false],
             "data": .data([0, 1, 2, 255]), "nodata": .data([]),
-            "date": "2020-01-02T03:04:05Z",
+            "date": .date(1_577_934_245),
             "nested": ["a": [[:], []]],
         ]
         let got = try parseXML(doc)
@@ -544,13 +544,13 @@ final class PropertyListTests: XCTestCase {
             ("<plist><plist><true/></plist></plist>", "<plist> inside a property list at byte offset 7"),
             ("<plist><!-- x </plist>", "unterminated comment at byte offset 7"),
             ("<?xml version=\"1.0\" encoding=\"ISO-8859-1\"?><plist/>", "the declared encoding \"ISO-8859-1\" is not supported (only UTF-8) at byte offset 30"),
-            ("\u{FE}\u{FF}", "UTF-16 text is not supported (only UTF-8) at byte offset 0"),
+            ("\u{FE}\u{FF}", "UTF-16 text of an odd number of bytes (5) at byte offset 4"),
             ("<plist><string>\u{C3}(</string></plist>", "invalid UTF-8 at byte offset 15"),
         ]
         for (doc, tail) in cases {
             var bytes = Array(doc.utf8)
             if doc == "<plist><string>\u{C3}(</string></plist>" { bytes = Array("<plist><string>".utf8) + [0xC3, 0x28] + Array("</string></plist>".utf8) }
-            if doc == "\u{FE}\u{FF}" { bytes = [0xFE, 0xFF, 0, 0x3C] }
+            if doc == "\u{FE}\u{FF}" { bytes = [0xFE, 0xFF, 0, 0x3C, 0] }
             XCTAssertThrowsError(try PropertyListReader.parse(bytes), doc) { e in
                 let e = e as! AFSError
                 XCTAssertEqual(e.status, .invalidPlist, doc)
@@ -611,8 +611,8 @@ final class PropertyListTests: XCTestCase {
         all[6] = [0xC2, 10, 10]
         let v = try PropertyListReader.parse(file(all))
         XCTAssertTrue(sameTree(v, [
-            .double(18446744073709551615.0), 5, -1, "2001-01-01T00:00:41.5Z", ["CF$UID": 42],
-            .set(ValueSet(["x"])), nil, 1.5, "1970-01-01T00:00:00Z",
+            .double(18446744073709551615.0), 5, -1, .date(978_307_241.5), ["CF$UID": 42],
+            .set(ValueSet(["x"])), nil, 1.5, .date(0),
         ]), "\(v)")
     }
 
@@ -916,6 +916,8 @@ private func sameTree(_ a: Value, _ b: Value, zeroSign: Bool = true) -> Bool {
     case (.double(let x), .double(let y)):
         if x.isNaN || y.isNaN { return x.isNaN && y.isNaN }
         return zeroSign ? x.bitPattern == y.bitPattern : x == y
+    case (.date(let x), .date(let y)):
+        return abs(x - y) < 5e-7  // plistlib's datetimes hold microseconds
     case (.array(let x), .array(let y)):
         return x.count == y.count && zip(x, y).allSatisfy { sameTree($0, $1, zeroSign: zeroSign) }
     case (.dict(let x), .dict(let y)):
@@ -934,6 +936,7 @@ private func plistFoundationObject(_ v: Value) -> Any {
     case .double(let d): return NSNumber(value: d)
     case .string(let s): return s
     case .data(let d): return Data(d)
+    case .date(let t): return Date(timeIntervalSince1970: t)
     case .array(let a): return a.map(plistFoundationObject)
     case .dict(let d):
         var out: [String: Any] = [:]
@@ -980,7 +983,10 @@ private func valueFromTagged(_ x: Any) throws -> Value {
     case "r":
         let s = payload as! String
         return s == "nan" ? .double(.nan) : .double(Double(bitPattern: UInt64(s, radix: 16)!))
-    case "s", "t": return .string(payload as! String)
+    case "s": return .string(payload as! String)
+    case "t":
+        guard let t = DateText.parse(Array((payload as! String).utf8)) else { throw AFSError(.invalidArgument, "bad date") }
+        return .date(t)
     case "x": return .data(hex(payload as! String))
     case "u": return ["CF$UID": .int((payload as! NSNumber).int64Value)]
     case "a": return .array(try (payload as! [Any]).map(valueFromTagged))

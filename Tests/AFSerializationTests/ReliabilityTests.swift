@@ -58,9 +58,10 @@ final class ReliabilityTests: XCTestCase {
     }
 
     func testThatSharedBinaryPlistObjectsCountAtEveryReference() throws {
-        // 2,000 arrays of 100 references to one integer: 202,001 values, 6.4 MB charged.
-        let inner: Value = .array(Array(repeating: 1, count: 100))
-        let outer: Value = .array(Array(repeating: inner, count: 2000))
+        // 2,000 arrays of 100 references to one integer: 202,001 values, 6.4 MB charged. The
+        // arrays differ in their last member, so that the writer (which writes equal
+        // containers once, as CoreFoundation does) writes each of them.
+        let outer: Value = .array((0..<2000).map { .array(Array(repeating: 1, count: 99) + [.int(Int64($0) + 2)]) })
         let bytes = try PropertyListWriter.data(outer, format: .binary)
         XCTAssertNotNil(try? PropertyListReader.parse(bytes), "within the default limit")
         XCTAssertThrowsError(try PropertyListReader.parse(bytes, maxDecodedBytes: 100_000)) {

@@ -119,6 +119,7 @@ final class ResponsePropertyListSerializerTests: XCTestCase {
         case ("int", .string(let s)): return Int64(s).map(Value.int) ?? .double(Double(s)!)
         case ("real", .string(let s)): return .double(Double(s)!)
         case ("str", .string(let s)): return .string(s)
+        case ("date", .string(let s)): return DateText.parse(Array(s.utf8)).map(Value.date) ?? .null
         case ("data", .string(let s)): return .data([UInt8](Data(base64Encoded: s)!))
         case ("array", .array(let a)): return .array(try a.map(untag))
         case ("dict", .array(let pairs)):
@@ -134,8 +135,7 @@ final class ResponsePropertyListSerializerTests: XCTestCase {
 }
 
 /// Writes each case as one JSON line: name, base64 XML, base64 binary, expected tree tagged
-/// by kind (ints as text, so that 2^63..2^64-1 survive; dates as the ISO text the reader
-/// gives).
+/// by kind (ints as text, so that 2^63..2^64-1 survive; dates as ISO text, read as dates).
 private let plistlibCases = #"""
 import base64, datetime, json, plistlib, random
 
@@ -145,7 +145,7 @@ def tag(v):
     if isinstance(v, float): return {"t": "real", "v": repr(v)}
     if isinstance(v, str): return {"t": "str", "v": v}
     if isinstance(v, bytes): return {"t": "data", "v": base64.b64encode(v).decode()}
-    if isinstance(v, datetime.datetime): return {"t": "str", "v": v.strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if isinstance(v, datetime.datetime): return {"t": "date", "v": v.strftime("%Y-%m-%dT%H:%M:%SZ")}
     if isinstance(v, list): return {"t": "array", "v": [tag(x) for x in v]}
     if isinstance(v, dict): return {"t": "dict", "v": [[k, tag(x)] for k, x in v.items()]}
     raise TypeError(type(v))

@@ -933,7 +933,7 @@ static void response(void) {
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><dict><key>a</key></dict></plist>", "a key without value"},
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><integer>12x</integer></plist>", "a bad integer"},
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><real>abc</real></plist>", "a bad real"},
-        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><date>yesterday</date></plist>", "a date that is not ISO 8601 (accepted: XML dates are returned as their text)"},
+        {"<?xml version=\"1.0\"?><plist version=\"1.0\"><date>yesterday</date></plist>", "a date that is not ISO 8601"},
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><data>@@@</data></plist>", "bad base64 data"},
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><unknown/></plist>", "an unknown element"},
         {"<?xml version=\"1.0\"?><plist version=\"1.0\"><string>a</strin></plist>", "mismatched tags"},
@@ -1820,6 +1820,90 @@ static void decoders(void) {
     afs_multipart_reader_free(rd);
 }
 
+/* ---- images and the rest of the response family (issue 24) ---------------------------------- */
+
+static void images(void) {
+    char in[300];
+    area = "response image";
+    afs_response_serializer *is = afs_response_serializer_new(AFS_RESPONSE_IMAGE);
+    /* a valid 3x2 PNG: IHDR, IDAT, IEND with their CRCs */
+    static const unsigned char png[] = {
+        0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0x00, 0x00, 0x00, 0x0d, 0x49, 0x48, 0x44, 0x52,
+        0x00, 0x00, 0x00, 0x03, 0x00, 0x00, 0x00, 0x02, 0x08, 0x02, 0x00, 0x00, 0x00, 0x12, 0x16, 0xf1,
+        0x4d, 0x00, 0x00, 0x00, 0x01, 0x49, 0x44, 0x41, 0x54, 0x00, 0x28, 0x38, 0x7d, 0xe8, 0x00, 0x00,
+        0x00, 0x00, 0x49, 0x45, 0x4e, 0x44, 0xae, 0x42, 0x60, 0x82 };
+    response_row(is, 200, "image/png", (const char *)png, sizeof png, "a valid 3x2 PNG", AFS_OK);
+    for (size_t n = 1; n < sizeof png; n += 9) {
+        snprintf(in, sizeof in, "that PNG cut to %zu bytes", n);
+        response_row(is, 200, "image/png", (const char *)png, n, in, AFS_E_INVALID_IMAGE);
+    }
+    response_row(is, 200, "image/jpeg", (const char *)png, sizeof png, "that PNG as image/jpeg", AFS_E_INVALID_IMAGE);
+    unsigned char crc[sizeof png];
+    memcpy(crc, png, sizeof png);
+    crc[30] ^= 1;
+    response_row(is, 200, "image/png", (const char *)crc, sizeof crc, "that PNG with a wrong IHDR CRC", AFS_E_INVALID_IMAGE);
+    const struct { const char *type, *body; size_t n; const char *what; } bad[] = {
+        {"image/gif", "GIF89a\x01\x00\x01\x00\x00\x00\x00;", 14, "a GIF without any image"},
+        {"image/gif", "GIF89a\x00\x00\x01\x00\x00\x00\x00;", 14, "a GIF with screen width 0"},
+        {"image/jpeg", "\xFF\xD8\xFF\xD9", 4, "a JPEG of SOI and EOI"},
+        {"image/jpeg", "\xFF\xD8\xFF\xC0\x00\x0B\x08\x00\x00\x00\x01\x01\x01\x11\x00\xFF\xD9", 17, "a JPEG with height 0 (DNL)"},
+        {"image/bmp", "BM\x00\x00\x00\x00\x00\x00\x00\x00\x1A\x00\x00\x00\x0C\x00\x00\x00\x01\x00\x01\x00\x01\x00\x18\x00", 26, "a BMP core header without its pixels"},
+        {"image/bmp", "BM\x00\x00\x00\x00\x00\x00\x00\x00\x1A\x00\x00\x00\x2C\x00\x00\x00", 18, "a BMP with DIB header size 44"},
+        {"image/tiff", "II*\x00\x08\x00\x00\x00\x00\x00\x00\x00", 12, "a TIFF whose first IFD has no entries"},
+        {"image/tiff", "II*\x00\x00\x00\x00\x00", 8, "a TIFF without any IFD"},
+        {"image/tiff", "II+\x00\x08\x00\x00\x00", 8, "a BigTIFF header"},
+        {"image/x-icon", "\x00\x00\x01\x00\x00\x00", 6, "an ICO with no entries"},
+        {"image/x-icon", "\x00\x00\x01\x00\x01\x00\x10\x10\x00\x00\x01\x00\x20\x00\x00\x10\x00\x00\x16\x00\x00\x00", 22, "an ICO entry past the end"},
+        {"image/webp", "RIFF\x04\x00\x00\x00WEBP", 12, "a RIFF WEBP with no chunk"},
+        {"image/webp", "RIFF\x11\x00\x00\x00WEBPVP8L\x05\x00\x00\x00\x2F\x00\x00\x00\xE0", 25, "a VP8L with version 7"},
+        {"image/x-xbitmap", "#define a_width 8\n#define a_height 2\nstatic char a_bits[] = { 0x00 };", 68, "an XBM with 1 of 2 values"},
+        {"image/png", "hello", 5, "text as image/png"},
+        {"image/png", "\x89PN", 3, "a PNG cut inside its signature"},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+        response_row(is, 200, bad[i].type, bad[i].body, bad[i].n, bad[i].what, AFS_E_INVALID_IMAGE);
+    afs_response_serializer_set_max_image_pixels(is, 5, fresh());
+    response_row(is, 200, "image/png", (const char *)png, sizeof png, "the 3x2 PNG with max_image_pixels 5", AFS_E_LIMIT);
+    row("image scale 0", "afs_response_serializer_set_image_scale", AFS_E_INVALID_ARGUMENT,
+        afs_response_serializer_set_image_scale(is, 0.0, fresh()), &E, NULL);
+    row("image scale NaN", "afs_response_serializer_set_image_scale", AFS_E_INVALID_ARGUMENT,
+        afs_response_serializer_set_image_scale(is, 0.0 / 0.0, fresh()), &E, NULL);
+    row("serializer NULL", "afs_response_serializer_set_max_image_pixels", AFS_E_INVALID_ARGUMENT,
+        afs_response_serializer_set_max_image_pixels(NULL, 5, fresh()), &E, NULL);
+    afs_response_serializer_free(is);
+
+    area = "response rules";
+    afs_response_serializer *js = afs_response_serializer_new(AFS_RESPONSE_JSON);
+    const int codes[] = { 204, 205 }, bad_codes[] = { 204, 1000 };
+    afs_response_serializer_set_empty_response_codes(js, codes, 2, fresh());
+    response_row(js, 200, "application/json", "", 0, "an empty JSON body, status 200, codes 204 205", AFS_E_INVALID_JSON);
+    response_row(js, 204, "application/json", "", 0, "an empty JSON body, status 204, codes 204 205", AFS_OK);
+    row("an empty body for a HEAD request, status 200", "afs_response_object_for_method", AFS_OK,
+        afs_response_object_for_method(js, "HEAD", 200, "application/json", "", 0, &(afs_value *){NULL}, fresh()), &E, "no value, no error");
+    row("codes {204, 1000}", "afs_response_serializer_set_empty_response_codes", AFS_E_INVALID_ARGUMENT,
+        afs_response_serializer_set_empty_response_codes(js, bad_codes, 2, fresh()), &E, NULL);
+    row("codes NULL with count 2", "afs_response_serializer_set_empty_response_codes", AFS_E_INVALID_ARGUMENT,
+        afs_response_serializer_set_empty_response_codes(js, NULL, 2, fresh()), &E, NULL);
+    row("out NULL", "afs_response_object_for_method", AFS_E_INVALID_ARGUMENT,
+        afs_response_object_for_method(js, "GET", 200, "application/json", "{}", 2, NULL, fresh()), &E, NULL);
+    response_row(js, 200, "application/vnd.api+json", "{}", 2, "application/vnd.api+json without the suffix option", AFS_E_UNACCEPTABLE_CONTENT_TYPE);
+    afs_response_serializer_set_accepts_structured_suffix(js, true);
+    response_row(js, 200, "application/+json", "{}", 2, "application/+json (empty name) with the suffix option", AFS_E_UNACCEPTABLE_CONTENT_TYPE);
+    response_row(js, 500, "application/problem+json", "{\"title\":1}", 11, "a problem document with status 500", AFS_E_UNACCEPTABLE_STATUS);
+    response_row(js, 500, "application/problem+json", "{oops", 5, "a malformed problem document with status 500", AFS_E_UNACCEPTABLE_STATUS);
+    afs_response_serializer_set_strips_xssi_prefix(js, true);
+    response_row(js, 200, "application/json", ")]}'\n[1,]", 9, "an XSSI prefix before malformed JSON", AFS_E_INVALID_JSON);
+    response_row(js, 200, "application/json", ")]}'", 4, "an XSSI prefix alone", AFS_E_INVALID_JSON);
+    afs_response_serializer_free(js);
+
+    area = "response plist";
+    afs_response_serializer *ps = afs_response_serializer_new(AFS_RESPONSE_PLIST);
+    response_row(ps, 200, "application/x-plist", "\xFF\xFE<\x00p\x00", 7, "UTF-16LE cut to an odd byte count", AFS_E_INVALID_PLIST);
+    response_row(ps, 200, "application/x-plist", "\xFE\xFF\xD8\x00\x00<", 6, "UTF-16BE with an unpaired high surrogate", AFS_E_INVALID_PLIST);
+    response_row(ps, 200, "application/x-plist", "<plist><date>2019-02-29T00:00:00Z</date></plist>", 48, "<date> of 29 February 2019", AFS_E_INVALID_PLIST);
+    afs_response_serializer_free(ps);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -1837,6 +1921,7 @@ int main(int argc, char **argv) {
     streams();
     response();
     response_reader();
+    images();
     handles();
     c_edge();
     issue19();

@@ -273,6 +273,7 @@ def python_enumerators() -> Dict[str, int]:
     out["AFS_RESPONSE_HTTP"] = response.HTTPResponseSerializer._KIND
     out["AFS_RESPONSE_JSON"] = response.JSONResponseSerializer._KIND
     out["AFS_RESPONSE_PLIST"] = response.PropertyListResponseSerializer._KIND
+    out["AFS_RESPONSE_IMAGE"] = response.ImageResponseSerializer._KIND
     out["AFS_JSON_READING_FRAGMENTS_ALLOWED"] = int(response.JSONReadingOptions.FRAGMENTS_ALLOWED)
     for m in reader.ReaderState:
         out["AFS_READER_" + m.name] = int(m)

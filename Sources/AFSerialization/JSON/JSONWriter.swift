@@ -50,7 +50,7 @@ public enum JSONWriter {
         if !options.contains(.fragmentsAllowed) {
             switch value {
             case .array, .dict, .set, .data: break  // sets and data fail below, with their path
-            case .null, .bool, .int, .double, .string:
+            case .null, .bool, .int, .double, .string, .date:
                 throw AFSError(
                     .invalidJSON,
                     "\(invalidParametersMessage) (\(value.kind.article) at the top level: only a dictionary or an array is allowed without fragmentsAllowed)")
@@ -162,6 +162,13 @@ extension JSONWriter {
                 throw JSONWriteFailure(what: "a set")
             case .data(let bytes):
                 throw JSONWriteFailure(what: "data (\(bytes.count) bytes)")
+            case .date(let t):
+                // ISO 8601 text (NSJSONSerialization refuses an NSDate; AFNetworking users
+                // send its description: see the README's deviations)
+                guard let text = DateText.iso8601(t) else {
+                    throw JSONWriteFailure(what: "a date (\(t) s since 1970) outside the years 1 to 9999")
+                }
+                JSONWriter.appendString(text, escapeSlashes: escapeSlashes, to: &out)
             }
         }
 

@@ -12,13 +12,14 @@
 /// | real | `.double` (`nan`, `inf`, `+infinity`, `-infinity`, … in XML) |
 /// | true, false | `.bool` |
 /// | data | `.data` |
-/// | date | `.string` holding ISO 8601 text: in XML the text as written (whitespace trimmed); in binary `YYYY-MM-DDTHH:MM:SSZ` in UTC, with `.ffffff` (trailing zeros dropped) when the date has fractional microseconds |
+/// | date | `.date` (seconds since 1970): XML `YYYY-MM-DDTHH:MM:SSZ` (plistlib's shorter forms `YYYY[-MM[-DD[THH[:MM]]]]Z` and a `.fff` fraction read too; whitespace trimmed), binary type 0x33 within the years 1 to 9999 |
 /// | UID (binary, NSKeyedArchiver) | `.dict(["CF$UID": .int(n)])`: the form CoreFoundation writes for a UID in XML, so a keyed archive reads the same in both formats |
 /// | set (binary type 0xC, CoreFoundation only) | `.set` |
 /// | null (binary 0x00, plistlib only) | `.null` |
 ///
-/// XML: UTF-8 only (a byte-order mark is skipped; a declared encoding other than UTF-8 or
-/// ASCII and UTF-16 input are errors), with the XML declaration, DOCTYPE, comments,
+/// XML: UTF-8 (a byte-order mark is skipped; a declared encoding other than UTF-8 or
+/// ASCII is an error) and UTF-16 (LE or BE, with a byte-order mark or starting `<?`;
+/// read as its UTF-8 transcoding; offsets in messages are mapped back to the UTF-16 input), with the XML declaration, DOCTYPE, comments,
 /// processing instructions, the five named entities, `&#N;`/`&#xN;` references to any
 /// Unicode scalar, and CDATA sections (entities declared in a DOCTYPE are not expanded: a
 /// reference to one is an error, so there is no entity expansion to bomb). The root is `<plist>` holding one value, or a bare
@@ -69,9 +70,97 @@ public enum PropertyListReader {
             r.budget = budget
             return try r.read()
         }
+        if let bigEndian = utf16Order(p, n) {
+            // UTF-16 (a byte-order mark, or `<?` as UTF-16 code units): read as its UTF-8
+            // transcoding; offsets in messages are mapped back to the input.
+            let utf8 = try transcodeUTF16(p, n, bigEndian: bigEndian)
+            return try utf8.withUnsafeBufferPointer { b in
+                guard let q = b.baseAddress, b.count > 0 else {
+                    throw AFSError(.invalidPlist, "empty property list (UTF-16 byte order mark only) at byte offset 0")
+                }
+                var r = XMLPlistReader(p: q, n: b.count, maxDepth: maxDepth)
+                r.budget = budget
+                r.fromUTF16 = true
+                do {
+                    return try r.read()
+                } catch var e as AFSError {
+                    // offsets in the transcoding become offsets in the UTF-16 input
+                    e.message = mappingOffsets(in: e.message) { utf16Offset(ofUTF8Offset: $0, p, n, bigEndian: bigEndian) }
+                    throw e
+                }
+            }
+        }
         var r = XMLPlistReader(p: p, n: n, maxDepth: maxDepth)
         r.budget = budget
         return try r.read()
+    }
+
+    /// The offset in UTF-16 input of the character whose UTF-8 transcoding starts at (or
+    /// holds) `target` (the input end when it is past the text).
+    static func utf16Offset(ofUTF8Offset target: Int, _ p: UnsafePointer<UInt8>, _ n: Int, bigEndian: Bool) -> Int {
+        var i = (p[0] == 0xFE && p[1] == 0xFF) || (p[0] == 0xFF && p[1] == 0xFE) ? 2 : 0
+        var o = 0
+        func unit(_ k: Int) -> UInt32 { bigEndian ? UInt32(p[k]) << 8 | UInt32(p[k + 1]) : UInt32(p[k + 1]) << 8 | UInt32(p[k]) }
+        while i + 1 < n {
+            let c = unit(i)
+            let (len, units) = c < 0x80 ? (1, 1) : c < 0x800 ? (2, 1) : (c >= 0xD800 && c < 0xDC00) ? (4, 2) : (3, 1)
+            if o + len > target { return i }
+            o += len
+            i += 2 * units
+        }
+        return Swift.min(i, n)
+    }
+
+    /// Whether the text is UTF-16: true big-endian, false little-endian, nil not UTF-16.
+    static func utf16Order(_ p: UnsafePointer<UInt8>, _ n: Int) -> Bool? {
+        guard n >= 2 else { return nil }
+        if p[0] == 0xFE && p[1] == 0xFF { return true }
+        if p[0] == 0xFF && p[1] == 0xFE { return false }
+        if n >= 4 && p[0] == 0x00 && p[1] == 0x3C && p[2] == 0x00 && p[3] == 0x3F { return true }
+        if n >= 4 && p[0] == 0x3C && p[1] == 0x00 && p[2] == 0x3F && p[3] == 0x00 { return false }
+        return nil
+    }
+
+    /// UTF-16 text (a leading byte-order mark dropped) as UTF-8.
+    /// - Throws: `.invalidPlist` for an odd byte count or an unpaired surrogate (offset in
+    ///   the input); `.noMemory`.
+    static func transcodeUTF16(_ p: UnsafePointer<UInt8>, _ n: Int, bigEndian: Bool) throws -> [UInt8] {
+        guard n % 2 == 0 else {
+            throw AFSError(.invalidPlist, "XML property list: UTF-16 text of an odd number of bytes (\(n)) at byte offset \(n - 1)")
+        }
+        var i = (p[0] == 0xFE && p[1] == 0xFF) || (p[0] == 0xFF && p[1] == 0xFE) ? 2 : 0
+        let (cap, over) = (n / 2).multipliedReportingOverflow(by: 3)
+        try Memory.probe(over ? Int.max : cap, "the UTF-8 transcoding of a \(n)-byte UTF-16 property list")
+        var out: [UInt8] = []
+        out.reserveCapacity(cap)
+        func unit(_ k: Int) -> UInt32 { bigEndian ? UInt32(p[k]) << 8 | UInt32(p[k + 1]) : UInt32(p[k + 1]) << 8 | UInt32(p[k]) }
+        while i < n {
+            var c = unit(i)
+            let at = i
+            i += 2
+            if c >= 0xD800 && c < 0xDC00 {
+                guard i < n else { throw AFSError(.invalidPlist, "XML property list: a UTF-16 high surrogate at the end of the text at byte offset \(at)") }
+                let d = unit(i)
+                guard d >= 0xDC00 && d < 0xE000 else {
+                    throw AFSError(.invalidPlist, "XML property list: an unpaired UTF-16 high surrogate at byte offset \(at)")
+                }
+                i += 2
+                c = 0x10000 + ((c - 0xD800) << 10) + (d - 0xDC00)
+            } else if c >= 0xDC00 && c < 0xE000 {
+                throw AFSError(.invalidPlist, "XML property list: an unpaired UTF-16 low surrogate at byte offset \(at)")
+            }
+            if c < 0x80 {
+                out.append(UInt8(c))
+            } else if c < 0x800 {
+                out.append(UInt8(0xC0 | c >> 6)); out.append(UInt8(0x80 | c & 0x3F))
+            } else if c < 0x10000 {
+                out.append(UInt8(0xE0 | c >> 12)); out.append(UInt8(0x80 | c >> 6 & 0x3F)); out.append(UInt8(0x80 | c & 0x3F))
+            } else {
+                out.append(UInt8(0xF0 | c >> 18)); out.append(UInt8(0x80 | c >> 12 & 0x3F))
+                out.append(UInt8(0x80 | c >> 6 & 0x3F)); out.append(UInt8(0x80 | c & 0x3F))
+            }
+        }
+        return out
     }
 
     /// Parses a property list (see `parse(_:maxDepth:)` on a buffer).
@@ -274,10 +363,10 @@ private struct BinaryPlistReader {
             guard m == 0x33 else { throw fail("object \(obj) has the unknown type \(hexByte(m))", off) }
             try need(off + 1, 8, object: obj)
             let seconds = Double(bitPattern: uint(off + 1, 8))
-            guard let text = isoDate(seconds) else {
+            guard isoDate(seconds) != nil else {
                 throw fail("object \(obj) is a date (\(seconds) s after 2001) outside the years 1 to 9999", off)
             }
-            return (.scalar(.string(text)), off + 9)
+            return (.scalar(.date(seconds + DateText.epoch2001)), off + 9)
         case 0x4:
             let (c, start) = try count(off, low, object: obj)
             try need(start, c, object: obj)
@@ -570,6 +659,8 @@ private struct XMLPlistReader: ~Copyable {
     var scratch = ByteWriter(capacity: 256)
     /// The decoded tree's limit.
     var budget = DecodeBudget.unlimited
+    /// The text is the UTF-8 transcoding of UTF-16 input: a declared UTF-16 is right.
+    var fromUTF16 = false
 
     enum Tag: Equatable {
         case plist, dict, array, key, string, integer, real, date, data, `true`, `false`
@@ -694,7 +785,11 @@ private struct XMLPlistReader: ~Copyable {
                     name.append(b >= 0x41 && b <= 0x5A ? b + 0x20 : b)
                 }
                 let enc = try name.toString()
-                if enc != "utf-8" && enc != "utf8" && enc != "us-ascii" && enc != "ascii" {
+                let utf16 = enc == "utf-16" || enc == "utf-16le" || enc == "utf-16be"
+                if fromUTF16 && !utf16 && enc != "utf-8" {
+                    throw fail("the declared encoding \"\(enc)\" disagrees with the UTF-16 text", vs)
+                }
+                if !fromUTF16 && enc != "utf-8" && enc != "utf8" && enc != "us-ascii" && enc != "ascii" {
                     throw fail("the declared encoding \"\(String(decoding: UnsafeBufferPointer(start: p + vs, count: ve - vs), as: UTF8.self))\" is not supported (only UTF-8)", vs)
                 }
                 return
@@ -1151,11 +1246,13 @@ private struct XMLPlistReader: ~Copyable {
                 produced = try trimmed(t) { try Self.real($0, at: $1) }
             case .date:
                 guard !t.selfClosing else { throw fail("empty <date>", t.at) }
-                let s = try trimmed(t) { b, at -> String in
+                produced = try trimmed(t) { b, at -> Value in
                     guard b.count > 0 else { throw Self.fail("empty <date>", at) }
-                    return String(decoding: b, as: UTF8.self)
+                    guard let t = DateText.parse(b) else {
+                        throw Self.fail("<date> text is not YYYY-MM-DDTHH:MM:SSZ (or a shorter form of it) with valid fields", at)
+                    }
+                    return .date(t)
                 }
-                produced = .string(s)
             case .data:
                 produced = t.selfClosing ? .data([]) : try trimmed(t) { try Self.base64($0, at: $1) }
             case .true, .false:

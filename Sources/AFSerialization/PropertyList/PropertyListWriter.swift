@@ -221,6 +221,14 @@ private enum XMLEmitter {
             out.append("</real>\n" as StaticString)
         case .bool(let b):
             out.append(b ? "<true/>\n" as StaticString : "<false/>\n" as StaticString)
+        case .date(let t):
+            // whole seconds, as CoreFoundation and plistlib write them
+            guard let text = DateText.iso8601(t, fraction: false) else {
+                throw PlistWriteFailure(what: "a date (\(t) s since 1970) outside the years 1 to 9999")
+            }
+            out.append("<date>" as StaticString)
+            out.append(text)
+            out.append("</date>\n" as StaticString)
         case .data(let bytes):
             out.append("<data>\n" as StaticString)
             base64Lines(bytes, indent: indent, to: &out)
@@ -394,6 +402,8 @@ private struct BinaryEmitter {
     var objects: [Object] = []
     var refs: [Int] = []
     var unique = ScalarTable()
+    /// Containers by the hash of their kind and references (see `uniqued`).
+    var containers: [UInt64: [Int]] = [:]
 
     static func document(_ value: Value, to out: inout ByteWriter) throws(PlistWriteFailure) {
         var e = BinaryEmitter()
@@ -431,7 +441,7 @@ private struct BinaryEmitter {
                     throw e
                 }
             }
-            return me
+            return uniqued(me, refsStart: start, count: items.count, dict: false)
         case .dict(let d):
             guard depth < PropertyListWriter.maxDepth else { throw .tooDeep }
             let me = objects.count
@@ -451,12 +461,41 @@ private struct BinaryEmitter {
                     throw e
                 }
             }
-            return me
+            return uniqued(me, refsStart: start, count: 2 * n, dict: true)
         case .null: throw .null
         case .set: throw .set
-        case .string, .int, .double, .bool, .data:
+        case .string, .int, .double, .bool, .data, .date:
             return try scalarObject(value)
         }
+    }
+
+    /// Containers are written once, as CoreFoundation uniques them: a container whose
+    /// members are the same objects as an earlier container of its kind is that object.
+    /// Members are numbered before the container is compared, and an equal container's
+    /// members are all earlier objects, so a duplicate adds nothing after its own number:
+    /// it is taken back off the end (`me` is the last object, its references the last).
+    mutating func uniqued(_ me: Int, refsStart start: Int, count n: Int, dict: Bool) -> Int {
+        guard objects.count == me + 1, refs.count == start + n else { return me }
+        var h: UInt64 = dict ? 0x9E37_79B9_7F4A_7C15 : 0xC2B2_AE3D_27D4_EB4F
+        for i in start..<(start + n) { h = ScalarTable.mix(h ^ UInt64(refs[i])) }
+        h = ScalarTable.mix(h ^ UInt64(n))
+        if let candidates = containers[h] {
+            for k in candidates {
+                let (ks, kn, kd): (Int, Int, Bool)
+                switch objects[k] {
+                case .array(let s0, let c0): (ks, kn, kd) = (s0, c0, false)
+                case .dict(let s0, let c0): (ks, kn, kd) = (s0, 2 * c0, true)
+                case .scalar: continue
+                }
+                if kd == dict && kn == n && refs[ks..<(ks + kn)].elementsEqual(refs[start..<(start + n)]) {
+                    objects.removeLast()
+                    refs.removeLast(n)
+                    return k
+                }
+            }
+        }
+        containers[h, default: []].append(me)
+        return me
     }
 
     /// Makes room for one more object and `n` more references, checked (`.noMemory`).
@@ -576,6 +615,9 @@ private struct BinaryEmitter {
         case .data(let bytes):
             marker(0x40, count: bytes.count, to: &out)
             out.append(bytes)
+        case .date(let t):
+            out.append(0x33)
+            bigEndian((t - DateText.epoch2001).bitPattern, size: 8, to: &out)
         case .null, .array, .set, .dict: break  // never a scalar object
         }
     }
@@ -680,6 +722,7 @@ private struct ScalarTable {
         case .bool(let b): return Self.mix(Self.seed ^ (b ? 3 : 4))
         case .string(var s): return s.withUTF8 { Self.hashBytes(UnsafeRawBufferPointer($0), kind: 5) }
         case .data(let d): return d.withUnsafeBytes { Self.hashBytes($0, kind: 6) }
+        case .date(let t): return Self.mix(Self.seed ^ 7 ^ Self.mix(t.bitPattern))
         case .null, .array, .set, .dict: return 0
         }
     }
@@ -696,6 +739,7 @@ private struct ScalarTable {
                 }
             }
         case (.data(let x), .data(let y)): return x == y
+        case (.date(let x), .date(let y)): return x.bitPattern == y.bitPattern
         default: return false
         }
     }

@@ -18,6 +18,8 @@ public struct ResponseSerializer: Sendable {
     /// (AFCompoundResponseSerializer is an AFHTTPResponseSerializer) and `isCompound`.
     public enum Kind: Int32, Sendable {
         case http = 0, json = 1, propertyList = 2
+        /// Images (`ImageResponse.swift`): the header read, the body handed back.
+        case image = 4
     }
 
     public let kind: Kind
@@ -25,7 +27,7 @@ public struct ResponseSerializer: Sendable {
     /// compound serializers are flattened into their members when combined (trying a
     /// compound member tries its members in order, and its outcome when none accepts is its
     /// first member's, so the flat list behaves the same).
-    public private(set) var members: [ResponseSerializer] = []
+    public internal(set) var members: [ResponseSerializer] = []
     /// Inclusive ranges of acceptable status codes; nil accepts any. Default `200...299`.
     public private(set) var acceptableStatusCodes: [ClosedRange<Int>]? = [200...299]
     /// Acceptable MIME types, lowercase; nil accepts any. Defaults by kind (see the type).
@@ -37,6 +39,16 @@ public struct ResponseSerializer: Sendable {
     /// JSON and property lists: the most a decoded tree may be charged (`DecodeBudget`); 0
     /// keeps the default, 64 × the body size + 1 MiB, and a larger value cannot raise it.
     public private(set) var maxDecodedBytes = 0
+    /// Images: AFImageResponseSerializer's `imageScale` (default 1).
+    public internal(set) var imageScale = 1.0
+    /// Images: the most pixels an image may have (default 2^31).
+    public internal(set) var maxImagePixels: UInt64 = 1 << 31
+    /// Alamofire's empty-response codes; nil keeps AFNetworking's rule (see `ResponseRules.swift`).
+    public internal(set) var emptyResponseCodes: [Int]? = nil
+    /// RFC 6839: `*/*+json` accepted by JSON serializers, `*/*+xml` by XML ones.
+    public internal(set) var acceptsStructuredSuffix = false
+    /// JSON: a leading XSSI prefix `)]}'` (optional `,`, then a newline) is removed.
+    public internal(set) var stripsXSSIPrefix = false
 
     /// Whether this is a compound serializer (AFCompoundResponseSerializer).
     public var isCompound: Bool { !members.isEmpty }
@@ -48,6 +60,7 @@ public struct ResponseSerializer: Sendable {
         case .http: acceptableContentTypes = nil
         case .json: acceptableContentTypes = ["application/json", "text/json", "text/javascript"]
         case .propertyList: acceptableContentTypes = ["application/x-plist"]
+        case .image: acceptableContentTypes = ResponseSerializer.imageContentTypes
         }
     }
 
@@ -177,6 +190,9 @@ public struct ResponseSerializer: Sendable {
         var error: AFSError?
         /// The MIME type was refused: nothing is decoded.
         var contentTypeRefused = false
+        /// The response's MIME type and status code (for the decoders and the empty rule).
+        var mime: String? = nil
+        var statusCode = 0
     }
 
     func validation(_ statusCode: Int, _ mime: String?, _ bodyCount: Int) -> Validation {
@@ -186,20 +202,22 @@ public struct ResponseSerializer: Sendable {
         var typeMessage: String? = nil
         if let types = acceptableContentTypes, !(mime == nil && bodyCount == 0) {
             let lower = mime.map(asciiLowercased)
-            if !types.contains(where: { t in lower.map { utf8Equal($0, t) } ?? false }) {
+            if !types.contains(where: { t in lower.map { utf8Equal($0, t) } ?? false }),
+               !acceptsBySuffix(lower), !(isProblemDocument(lower) && !statusAccepts(statusCode)) {
                 typeMessage = "unacceptable content-type: " + (mime.map(ResponseSerializer.printable) ?? "(none)")
             }
         }
-        let statusOK = acceptableStatusCodes.map { $0.contains { $0.contains(statusCode) } } ?? true
-        if !statusOK {
+        if !statusAccepts(statusCode) {
             var m = "Request failed: \(HTTPStatus.reasonPhrase(statusCode)) (\(statusCode))"
             if let t = typeMessage { m += "; " + t }
-            return Validation(error: AFSError(.unacceptableStatus, m), contentTypeRefused: typeMessage != nil)
+            return Validation(error: AFSError(.unacceptableStatus, m), contentTypeRefused: typeMessage != nil,
+                              mime: mime, statusCode: statusCode)
         }
         if let t = typeMessage {
-            return Validation(error: AFSError(.unacceptableContentType, "Request failed: " + t), contentTypeRefused: true)
+            return Validation(error: AFSError(.unacceptableContentType, "Request failed: " + t), contentTypeRefused: true,
+                              mime: mime, statusCode: statusCode)
         }
-        return Validation()
+        return Validation(mime: mime, statusCode: statusCode)
     }
 
     /// The member of a compound serializer that handles a response: the first whose
@@ -239,9 +257,12 @@ public struct ResponseSerializer: Sendable {
     ///   list: `PropertyListReader` (errors `.invalidPlist` naming the byte offset).
     ///
     /// C: `afs_response_object`.
-    public func responseObject(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>) -> Outcome {
+    /// - Parameter method: the request's method (a `HEAD` request's empty body is no
+    ///   object under the empty-response codes rule); nil for unknown.
+    public func responseObject(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>,
+                               method: String? = nil) -> Outcome {
         let (leaf, v) = decodingLeaf(statusCode, contentType, body.count)
-        return leaf.decode(v, body)
+        return leaf.decode(v, body, method: method)
     }
 
     /// The serializer that decodes a response (a compound's chosen member, else this one)
@@ -266,32 +287,34 @@ public struct ResponseSerializer: Sendable {
     /// without `removesKeysWithNullValues` and with the default decoding limit (which JSON
     /// text cannot reach). Other bodies come as trees, and so do the errors: a malformed
     /// text is read again on the tree path, which words them. C: `afs_response_object`.
-    public func responseParameters(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>)
-        -> (parameters: Parameters?, error: AFSError?)
+    public func responseParameters(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>,
+                                   method: String? = nil) -> (parameters: Parameters?, error: AFSError?)
     {
         let (leaf, v) = decodingLeaf(statusCode, contentType, body.count)
-        if leaf.readsJSONAsIs(v) {
-            if body.isEmpty || (body.count == 1 && body[0] == 0x20) { return (nil, v.error) }
-            let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
-            let text = bom ? UnsafeBufferPointer(rebasing: body[3...]) : body
+        if leaf.readsJSONAsIs(v) && !body.isEmpty {
+            let unprefixed = leaf.withoutXSSIPrefix(body)
+            if unprefixed.count == 1 && unprefixed[0] == 0x20 { return (nil, v.error) }
+            let bom = unprefixed.count >= 3 && unprefixed[0] == 0xEF && unprefixed[1] == 0xBB && unprefixed[2] == 0xBF
+            let text = bom ? UnsafeBufferPointer(rebasing: unprefixed[3...]) : unprefixed
             if let d = try? JSONDocument.parse(text, allowFragments: leaf.jsonReadingOptions.contains(.fragmentsAllowed)) {
                 return (.document(d, node: 0), v.error)
             }
         }
-        let r = leaf.decode(v, body)
+        let r = leaf.decode(v, body, method: method)
         return (r.value.map(Parameters.tree), r.error)
     }
 
     /// `responseObject(statusCode:contentType:body:)` on an array.
-    public func responseObject(statusCode: Int, contentType: String?, body: [UInt8]) -> Outcome {
-        body.withUnsafeBufferPointer { responseObject(statusCode: statusCode, contentType: contentType, body: $0) }
+    public func responseObject(statusCode: Int, contentType: String?, body: [UInt8], method: String? = nil) -> Outcome {
+        body.withUnsafeBufferPointer { responseObject(statusCode: statusCode, contentType: contentType, body: $0, method: method) }
     }
 
     /// Decodes the body of a leaf serializer after `validation`.
-    func decode(_ v: Validation, _ body: UnsafeBufferPointer<UInt8>) -> Outcome {
+    func decode(_ v: Validation, _ body: UnsafeBufferPointer<UInt8>, method: String? = nil) -> Outcome {
         if v.contentTypeRefused { return Outcome(value: nil, error: v.error) }
         do {
-            let value = try decodeBody(body)
+            if body.isEmpty { try checkEmptyBody(v, method: method) }
+            let value = try decodeBody(body, mime: v.mime)
             return Outcome(value: value, error: v.error)
         } catch {
             let e = (error as? AFSError) ?? AFSError(.invalidArgument, "\(error)")
@@ -302,26 +325,40 @@ public struct ResponseSerializer: Sendable {
     }
 
     /// The body decoded by kind, without validation. nil for no object.
-    func decodeBody(_ body: UnsafeBufferPointer<UInt8>) throws -> Value? {
+    func decodeBody(_ body: UnsafeBufferPointer<UInt8>, mime: String? = nil) throws -> Value? {
         if body.isEmpty { return nil }
         switch kind {
         case .http:
             try Memory.probe(body.count, "a copy of the \(body.count)-byte body")
             return .data(Array(body))
         case .json:
+            let prefixed = body
+            let body = withoutXSSIPrefix(prefixed)
             if body.count == 1 && body[0] == 0x20 { return nil }
-            var v = try ResponseSerializer.parseJSON(body, allowFragments: jsonReadingOptions.contains(.fragmentsAllowed),
+            var v = try ResponseSerializer.parseJSON(body, prefix: prefixed.count - body.count, allowFragments: jsonReadingOptions.contains(.fragmentsAllowed),
                                                      maxDecodedBytes: DecodeBudget.limit(bodySize: body.count, max: maxDecodedBytes))
             if removesKeysWithNullValues, let stripped = try ResponseSerializer.removingNulls(v) { v = stripped }
             return v
         case .propertyList:
             if body.count == 1 && body[0] == 0x20 { return nil }
             return try PropertyListReader.parse(body, maxDecodedBytes: maxDecodedBytes)
+        case .image:
+            return try decodeImage(body, mime: mime)
         }
     }
 
     /// JSON text to a value; a leading UTF-8 byte-order mark is skipped (offsets in error
     /// messages still count it).
+    static func parseJSON(_ body: UnsafeBufferPointer<UInt8>, prefix: Int, allowFragments: Bool, maxDecodedBytes: Int = Int.max) throws -> Value {
+        guard prefix > 0 else { return try parseJSON(body, allowFragments: allowFragments, maxDecodedBytes: maxDecodedBytes) }
+        do {
+            return try parseJSON(body, allowFragments: allowFragments, maxDecodedBytes: maxDecodedBytes)
+        } catch var e as AFSError {
+            e.message = shiftingOffsets(in: e.message, by: prefix)
+            throw e
+        }
+    }
+
     static func parseJSON(_ body: UnsafeBufferPointer<UInt8>, allowFragments: Bool, maxDecodedBytes: Int = Int.max) throws -> Value {
         let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
         guard bom else { return try JSONParser.parse(body, allowFragments: allowFragments, maxDecodedBytes: maxDecodedBytes) }
@@ -447,6 +484,11 @@ func asciiLowercased(_ s: String) -> String {
 
 /// Every "byte offset N" in `message` with N increased by `delta`.
 func shiftingOffsets(in message: String, by delta: Int) -> String {
+    mappingOffsets(in: message) { $0 + delta }
+}
+
+/// Every "byte offset N" in `message` with N replaced by `map(N)`.
+func mappingOffsets(in message: String, _ map: (Int) -> Int) -> String {
     let marker = Array("byte offset ".utf8)
     let m = Array(message.utf8)
     var out: [UInt8] = []
@@ -457,7 +499,7 @@ func shiftingOffsets(in message: String, by delta: Int) -> String {
             i += marker.count
             var j = i, n = 0
             while j < m.count, m[j] >= 0x30, m[j] <= 0x39 { n = n * 10 + Int(m[j] - 0x30); j += 1 }
-            if j > i { out.append(contentsOf: String(n + delta).utf8); i = j }
+            if j > i { out.append(contentsOf: String(map(n)).utf8); i = j }
         } else {
             out.append(m[i])
             i += 1

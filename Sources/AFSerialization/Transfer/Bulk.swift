@@ -36,18 +36,20 @@ extension ResponseSerializer {
     /// A JSON serializer without `removesKeysWithNullValues` writes the pickle straight
     /// from the text (`JSONToPickle`: same acceptance and errors, integers beyond int64
     /// exact); the others decode the tree and write it (`PickleWriter`).
-    public func responseObjectPickle(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>) -> PickledOutcome {
+    public func responseObjectPickle(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>,
+                                     method: String? = nil) -> PickledOutcome {
         let (leaf, v) = decodingLeaf(statusCode, contentType, body.count)
-        let bom = body.count >= 3 && body[0] == 0xEF && body[1] == 0xBB && body[2] == 0xBF
-        if leaf.readsJSONAsIs(v) && !bom {
-            if body.isEmpty || (body.count == 1 && body[0] == 0x20) { return PickledOutcome(pickle: nil, error: v.error) }
+        let text = leaf.withoutXSSIPrefix(body)
+        let bom = text.count >= 3 && text[0] == 0xEF && text[1] == 0xBB && text[2] == 0xBF
+        if leaf.readsJSONAsIs(v) && !bom && !body.isEmpty {
+            if text.count == 1 && text[0] == 0x20 { return PickledOutcome(pickle: nil, error: v.error) }
             let fragments = leaf.jsonReadingOptions.contains(.fragmentsAllowed)
-            if let p = try? JSONToPickle.transcode(body, allowFragments: fragments) {
+            if let p = try? JSONToPickle.transcode(text, allowFragments: fragments) {
                 return PickledOutcome(pickle: p, error: v.error)
             }
             // Malformed: the tree path below reports it (the same error, message for message).
         }
-        var r = leaf.decode(v, body)
+        var r = leaf.decode(v, body, method: method)
         guard var value = r.value else { return PickledOutcome(pickle: nil, error: r.error) }
         r.value = Optional.none  // the tree is held once, by `value`
         // The tree goes once it is written: released without deep recursion.

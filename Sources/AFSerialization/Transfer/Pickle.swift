@@ -97,6 +97,12 @@ public enum Pickle {
     /// The protocol the writer declares (`PROTO 4`): every opcode of the subset exists
     /// since protocol 4, and Python 3.4+ reads it.
     public static let writtenProtocol: UInt8 = 4
+    /// The one callable named and read: dates travel as
+    /// `afserialization._transfer._date(seconds_since_1970)` (`STACK_GLOBAL` or `GLOBAL`,
+    /// a 1-tuple of a float, `REDUCE`); the Python package's unpickler allows exactly this
+    /// name, which returns a UTC `datetime.datetime`.
+    public static let dateModule = "afserialization._transfer"
+    public static let dateName = "_date"
 
     /// The `pickletools` name of an opcode and what it stands for in Python, for messages.
     public static func describe(_ op: UInt8) -> (name: String, meaning: String) {

@@ -91,6 +91,9 @@ enum PickleRef {
     case node(PickleNode)
     /// An int outside int64: little-endian two's complement, kept for the message.
     case bigInt([UInt8])
+    /// `afserialization._transfer._date`, the one callable read: `REDUCE` with a 1-tuple
+    /// of a float (seconds since 1970) makes a date (see `Pickle`).
+    case dateFactory
 }
 
 private struct Reader {
@@ -287,14 +290,42 @@ private struct Reader {
                         j = nl + 1
                     } else { break }
                 }
+                if lines.count == 2 && lines[0] == Pickle.dateModule && lines[1] == Pickle.dateName {
+                    i = j
+                    stack.append(.dateFactory)
+                    continue
+                }
                 throw refused(op, named: lines.count == 2 ? "\(lines[0]).\(lines[1])" : nil)
             case Pickle.STACK_GLOBAL:
                 var named: String?
                 if stack.count >= 2, case .value(.string(let m)) = stack[stack.count - 2],
                    case .value(.string(let n)) = stack[stack.count - 1] {
                     named = "\(m).\(n)"
+                    if m == Pickle.dateModule && n == Pickle.dateName && stack.count - floor >= 2 {
+                        stack.removeLast(2)
+                        stack.append(.dateFactory)
+                        continue
+                    }
                 }
                 throw refused(op, named: named)
+            case Pickle.REDUCE:
+                guard stack.count - floor >= 2, case .dateFactory = stack[stack.count - 2] else {
+                    throw refused(op, named: nil)
+                }
+                let args = stack.removeLast()
+                stack.removeLast()
+                let t: Double
+                switch args {
+                case .value(.array(let a)) where a.count == 1:
+                    switch a[0] {
+                    case .double(let d): t = d
+                    case .int(let k): t = Double(k)
+                    default: throw fail("a date made from \(a[0].kind.article) (a float of seconds since 1970 expected)")
+                    }
+                default:
+                    throw fail("a date made from something other than a 1-tuple of a float")
+                }
+                stack.append(.value(.date(t)))
             default:
                 throw refused(op, named: nil)
             }
@@ -541,6 +572,8 @@ private struct Converter {
                 try count(1)
             }
             return v
+        case .dateFactory:
+            throw fail("the date constructor afserialization._transfer._date used as a value (only REDUCE may call it)")
         case .bigInt(let bytes):
             throw fail("the int \(decimal(bytes)) is outside int64 (-9223372036854775808..9223372036854775807)")
         case .node(let n):
@@ -607,6 +640,7 @@ private struct Converter {
     func typeName(_ r: PickleRef) -> String {
         switch r {
         case .bigInt: return "int"
+        case .dateFactory: return "function"
         case .node(let n): return n.kind.name
         case .value(let v):
             switch v {
@@ -619,6 +653,7 @@ private struct Converter {
             case .array: return "tuple"
             case .set: return "frozenset"
             case .dict: return "dict"
+            case .date: return "datetime"
             }
         }
     }

@@ -115,6 +115,13 @@ public struct PickleWriter: ~Copyable {
         case .double(let d): double(d)
         case .string(let s): string(s)
         case .data(let d): bytes(d)
+        case .date(let t):
+            string(Pickle.dateModule)
+            string(Pickle.dateName)
+            out.append(Pickle.STACK_GLOBAL)
+            double(t)
+            out.append(Pickle.TUPLE1)
+            out.append(Pickle.REDUCE)
         case .array(let a):
             try checkDepth(depth)
             out.append(Pickle.EMPTY_LIST)
@@ -239,6 +246,7 @@ public struct PickleWriter: ~Copyable {
         case string([UInt8])
         case bytes([UInt8])
         case frozen(Set<PyKey>)
+        case date(UInt64)
     }
 
     static func pythonKey(_ v: Value) -> PyKey? {
@@ -253,6 +261,7 @@ public struct PickleWriter: ~Copyable {
             return .double(d.isNaN ? Double.nan.bitPattern : d.bitPattern)
         case .string(let s): return .string(Array(s.utf8))
         case .data(let d): return .bytes(d)
+        case .date(let t): return .date(t == 0 ? 0 : t.bitPattern)
         case .array, .dict: return nil
         case .set(let s):
             var keys = Set<PyKey>()

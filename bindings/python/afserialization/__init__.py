@@ -50,6 +50,9 @@ from .security import (PinningMode, SecurityPolicy, UntrustedError, httpx_transp
                        public_key_pin, read_certificates, requests_adapter)
 from .response import (CompoundResponseSerializer, HTTPResponseSerializer, JSONReadingOptions,
                        JSONResponseSerializer, PropertyListResponseSerializer)
+from .response import ImageResponseSerializer
+from .errors import (BadResponseError, InvalidImageError, InvalidMultipartError, InvalidXMLError,
+                     LimitError, UntrustedError)
 from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequestSerializer,
                           JSONWritingOptions, PropertyListFormat, PropertyListRequestSerializer,
                           SerializerHeaders, SpaceStyle, StringEncoding)
@@ -74,7 +77,7 @@ __all__ = [
     "Value", "ValueKind",
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
-    "CompoundResponseSerializer", "JSONReadingOptions",
+    "CompoundResponseSerializer", "JSONReadingOptions", "ImageResponseSerializer",
     # reading responses off the wire
     "ResponseReader", "ReaderState", "read_response",
     # options

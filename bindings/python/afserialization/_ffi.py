@@ -464,6 +464,22 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_multipart_reader_read", c_int64, [c_multipart_reader_p, c_void_p, c_size_t, _E], None),
     ("afs_multipart_reader_part_to_fd", c_int, [c_multipart_reader_p, c_int, POINTER(c_uint64), _E], _STATUS),
     ("afs_multipart_reader_free", None, [c_multipart_reader_p], None),
+    # 12. images and the rest of the response family; dates (section 3)
+    ("afs_value_new_date", c_value_p, [c_double], None),
+    ("afs_value_get_date", c_double, [c_value_p], None),
+    ("afs_response_serializer_set_image_scale", c_int, [c_response_serializer_p, c_double, _E], _STATUS),
+    ("afs_response_serializer_set_max_image_pixels", c_int,
+     [c_response_serializer_p, c_uint64, _E], _STATUS),
+    ("afs_response_serializer_set_empty_response_codes", c_int,
+     [c_response_serializer_p, POINTER(c_int), c_size_t, _E], _STATUS),
+    ("afs_response_object_for_method", c_int,
+     [c_response_serializer_p, c_char_p, c_int, c_char_p, c_void_p, c_size_t, POINTER(c_value_p),
+      c_error_p], None),
+    ("afs_response_serializer_set_accepts_structured_suffix", None, [c_response_serializer_p, c_bool], None),
+    ("afs_response_serializer_set_strips_xssi_prefix", None, [c_response_serializer_p, c_bool], None),
+    ("afs_response_object_pickle_for_method", c_int,
+     [c_response_serializer_p, c_char_p, c_int, c_char_p, c_void_p, c_size_t,
+      POINTER(POINTER(c_uint8)), c_size_p, c_error_p], None),
 ]
 
 _BY_NAME: Dict[str, Tuple[str, Any, Sequence[Any], Optional[str]]] = {

@@ -3,16 +3,24 @@
 Python objects go to the library as one ``pickle.dumps(obj, protocol=5)`` buffer (the C
 pickler: no Python code per node), which the library reads with its strict reader of the
 pickle subset (dict, list, tuple, str, bytes, int, float, bool, None, set, frozenset;
-every other opcode refused, none that names a class or a function ever read). What the
-library sends back (decoded documents, request snapshots) is the same subset, loaded by
-:func:`loads` through an :class:`pickle.Unpickler` whose ``find_class`` refuses
-everything: whatever the bytes, no class, function or persistent id can be named, so
-loading can only ever build those eleven types.
+every other opcode refused, none that names a class or a function ever read, with one
+exception: dates). What the library sends back (decoded documents, request snapshots) is
+the same subset, loaded by :func:`loads` through an :class:`pickle.Unpickler` whose
+``find_class`` refuses everything but :func:`_date`: whatever the bytes, no other class,
+function or persistent id can be named, so loading can only ever build those eleven types
+and UTC ``datetime.datetime`` objects.
+
+Dates travel both ways as ``_date(seconds_since_1970)`` (``STACK_GLOBAL`` of this module's
+``_date``, a 1-tuple of a float, ``REDUCE``): :func:`dumps` reduces every
+``datetime.datetime`` to that (a naive one is taken as UTC, as plistlib does), and the
+library reads exactly that call and nothing else.
 
 Internal: names may change without notice.
 """
 from __future__ import annotations
 
+import copyreg
+import datetime
 import io
 import pickle
 import threading
@@ -24,12 +32,38 @@ __all__ = ["dumps", "loads", "take", "SafeUnpickler", "scratch"]
 _PROTOCOL = 5 if pickle.HIGHEST_PROTOCOL >= 5 else 4
 
 
+_EPOCH = datetime.datetime(1970, 1, 1, tzinfo=datetime.timezone.utc)
+
+
+def _date(seconds: float) -> datetime.datetime:
+    """A UTC ``datetime`` ``seconds`` after 1970-01-01T00:00:00Z (microseconds rounded)."""
+    return _EPOCH + datetime.timedelta(microseconds=round(seconds * 1_000_000))
+
+
+def date_seconds(d: datetime.datetime) -> float:
+    """Seconds since 1970 of ``d`` (naive: taken as UTC), to the microsecond."""
+    if d.tzinfo is None or d.tzinfo.utcoffset(d) is None:
+        d = d.replace(tzinfo=datetime.timezone.utc)
+    delta = d - _EPOCH
+    return (delta.days * 86400 + delta.seconds) + delta.microseconds / 1_000_000
+
+
+def _reduce_date(d: datetime.datetime) -> Any:
+    return (_date, (date_seconds(d),))
+
+
+_DISPATCH = copyreg.dispatch_table.copy()
+_DISPATCH[datetime.datetime] = _reduce_date
+
+
 class SafeUnpickler(pickle.Unpickler):
     """The C unpickler, refusing every opcode that would name code (``GLOBAL``,
     ``STACK_GLOBAL``, ``INST``, ``OBJ`` and ``REDUCE``/``NEWOBJ`` on their results, the
     ``EXT`` codes) and every persistent id."""
 
-    def find_class(self, module: str, name: str) -> NoReturn:
+    def find_class(self, module: str, name: str) -> Any:
+        if module == __name__ and name == "_date":
+            return _date
         raise pickle.UnpicklingError(
             f"afserialization: the library's output named {module}.{name}; only plain data "
             "is ever accepted (this is a bug in the library)")
@@ -47,7 +81,11 @@ def dumps(obj: Any) -> Optional[bytes]:
     """``obj`` as a pickle for the library, or ``None`` when :mod:`pickle` cannot write it
     (the caller then builds the tree node by node, which names what is wrong)."""
     try:
-        return pickle.dumps(obj, _PROTOCOL)
+        f = io.BytesIO()
+        p = pickle.Pickler(f, _PROTOCOL)
+        p.dispatch_table = _DISPATCH
+        p.dump(obj)
+        return f.getvalue()
     except Exception:  # noqa: BLE001 - unpicklable objects: the node-by-node path explains
         return None
 

@@ -70,7 +70,8 @@ from .values import tree_to_python
 
 __all__ = [
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
-    "CompoundResponseSerializer", "JSONReadingOptions", "StatusCodes", "ResponseBody",
+    "CompoundResponseSerializer", "ImageResponseSerializer", "JSONReadingOptions", "StatusCodes",
+    "ResponseBody",
 ]
 
 #: What ``acceptable_status_codes`` accepts: ints and ``range`` objects (``range(200, 300)``),
@@ -86,6 +87,7 @@ _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 
 _HTTP, _JSON, _PLIST = 0, 1, 2
+_IMAGE = 4
 
 #: Whether a response is decoded in one call into one pickle (``afs_response_pickle``);
 #: off, the library's tree is walked node by node (``afs_response_object`` and the
@@ -243,8 +245,15 @@ class HTTPResponseSerializer(HandleOwner):
     _KIND = _HTTP
     _DEFAULT_TYPES: Optional[FrozenSet[str]] = None
 
-    def __init__(self) -> None:
-        """A serializer with AFNetworking's defaults for its kind."""
+    def __init__(self, *, empty_response_codes: Optional[Iterable[int]] = None,
+                 accepts_structured_suffix: bool = False, strips_xssi_prefix: bool = False) -> None:
+        """A serializer with AFNetworking's defaults for its kind.
+
+        Args:
+            empty_response_codes: Alamofire's rule (see :attr:`empty_response_codes`).
+            accepts_structured_suffix: RFC 6839 suffixes (see the property).
+            strips_xssi_prefix: the JSON XSSI prefix rule (see the property).
+        """
         self._h = CHandle(lib.afs_response_serializer_new(self._KIND),
                           lib.raw.afs_response_serializer_free, "afs_response_serializer")
         self._status_codes: Optional[Tuple[range, ...]] = (range(200, 300),)
@@ -252,6 +261,76 @@ class HTTPResponseSerializer(HandleOwner):
         self._removes_nulls = False
         self._options = JSONReadingOptions.NONE
         self._max_decoded_bytes = 0
+        self._init_rules(empty_response_codes, accepts_structured_suffix, strips_xssi_prefix)
+
+    def _init_rules(self, empty_response_codes: Optional[Iterable[int]],
+                    accepts_structured_suffix: bool, strips_xssi_prefix: bool) -> None:
+        self._empty_codes: Optional[Tuple[int, ...]] = None
+        self._suffix = False
+        self._xssi = False
+        if empty_response_codes is not None:
+            self.empty_response_codes = empty_response_codes
+        if accepts_structured_suffix:
+            self.accepts_structured_suffix = accepts_structured_suffix
+        if strips_xssi_prefix:
+            self.strips_xssi_prefix = strips_xssi_prefix
+
+    # -- Alamofire's rules (header section 12) ---------------------------------------------
+
+    @property
+    def empty_response_codes(self) -> Optional[Tuple[int, ...]]:
+        """Alamofire's emptyResponseCodes (default ``None``: any empty body is ``None``); with
+        codes, an empty body elsewhere than those codes or ``method="HEAD"`` is an error."""
+        return self._empty_codes
+
+    @empty_response_codes.setter
+    def empty_response_codes(self, codes: Optional[Iterable[int]]) -> None:
+        if codes is None:
+            listed: Tuple[int, ...] = ()
+        elif isinstance(codes, int):
+            listed = (codes,)
+        else:
+            listed = tuple(codes)
+        for i, c in enumerate(listed):
+            if type(c) is not int:
+                raise UnsupportedTypeError(f"empty_response_codes[{i}] must be int, not "
+                                           f"{type(c).__name__}")
+            if not _INT_MIN <= c <= _INT_MAX:
+                raise ValueOutOfRangeError(f"empty_response_codes[{i}] ({c}) is outside int")
+        array = (c_int * max(len(listed), 1))(*listed)
+        lib.afs_response_serializer_set_empty_response_codes(self._h.get(), array, len(listed))
+        value = listed or None
+        self._empty_codes = value
+        for m in getattr(self, "_members", ()):
+            m._empty_codes = value
+
+    @property
+    def accepts_structured_suffix(self) -> bool:
+        """RFC 6839 (default False): JSON accepts any ``*/*+json``, XML any ``*/*+xml``."""
+        return self._suffix
+
+    @accepts_structured_suffix.setter
+    def accepts_structured_suffix(self, on: bool) -> None:
+        if not isinstance(on, bool):
+            raise UnsupportedTypeError(f"accepts_structured_suffix must be bool, not {type(on).__name__}")
+        lib.afs_response_serializer_set_accepts_structured_suffix(self._h.get(), on)
+        self._suffix = on
+        for m in getattr(self, "_members", ()):
+            m._suffix = on
+
+    @property
+    def strips_xssi_prefix(self) -> bool:
+        """JSON (default False): strip a leading ``)]}'``, ``,`` and newline."""
+        return self._xssi
+
+    @strips_xssi_prefix.setter
+    def strips_xssi_prefix(self, on: bool) -> None:
+        if not isinstance(on, bool):
+            raise UnsupportedTypeError(f"strips_xssi_prefix must be bool, not {type(on).__name__}")
+        lib.afs_response_serializer_set_strips_xssi_prefix(self._h.get(), on)
+        self._xssi = on
+        for m in getattr(self, "_members", ()):
+            m._xssi = on
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -386,11 +465,13 @@ class HTTPResponseSerializer(HandleOwner):
             raise
 
     def response_object(self, status_code: int, content_type: Optional[str],
-                        data: ResponseBody) -> Any:
+                        data: ResponseBody, method: Optional[str] = None) -> Any:
         """``responseObjectForResponse:data:error:``: validates, then decodes the body into
         plain Python objects (see the module docstring for the mapping).
 
         Returns ``None`` for no object: an empty body, or one space for JSON and plist.
+        ``method`` is the request's method (``"HEAD"`` matters under
+        :attr:`empty_response_codes`); ``None`` for unknown.
 
         Raises:
             UnacceptableStatusError: the status is outside the acceptable ranges; the body
@@ -413,9 +494,17 @@ class HTTPResponseSerializer(HandleOwner):
         else:
             buf, n, _ = _body_arg(data)
         document = None
+        if method is not None:
+            if not isinstance(method, str):
+                raise UnsupportedTypeError(f"method must be str or None, not {type(method).__name__}")
+            mb = cstr(method, "method")
         if _DECODE_AS_PICKLE:
             err, eref, address, aref, length, lref = _scratch()
-            status = _response_pickle(self._h.get(), code, ct, buf, n, aref, lref, eref)
+            if method is None:
+                status = _response_pickle(self._h.get(), code, ct, buf, n, aref, lref, eref)
+            else:
+                status = _response_pickle_for_method(self._h.get(), mb, code, ct, buf, n, aref,
+                                                     lref, eref)
             if status:
                 err = _ffi.afs_error.from_buffer_copy(err)  # before loads can run other code
             if address:
@@ -423,8 +512,12 @@ class HTTPResponseSerializer(HandleOwner):
         else:
             err = _ffi.afs_error()
             out = c_value_p()
-            status = lib.afs_response_object(self._h.get(), code, ct, buf, n, byref(out),
-                                             byref(err))
+            if method is None:
+                status = lib.afs_response_object(self._h.get(), code, ct, buf, n, byref(out),
+                                                 byref(err))
+            else:
+                status = lib.afs_response_object_for_method(self._h.get(), mb, code, ct, buf, n,
+                                                            byref(out), byref(err))
             if out:
                 try:
                     document = tree_to_python(cast(out, c_void_p).value)
@@ -447,15 +540,17 @@ class JSONResponseSerializer(HTTPResponseSerializer):
     _DEFAULT_TYPES = frozenset(("application/json", "text/json", "text/javascript"))
 
     def __init__(self, reading_options: Any = JSONReadingOptions.NONE,
-                 removes_keys_with_null_values: bool = False) -> None:
+                 removes_keys_with_null_values: bool = False, **rules: Any) -> None:
         """
         Args:
             reading_options: :class:`JSONReadingOptions`, an int, a flag name
                 (``"fragments_allowed"``) or a list of them.
             removes_keys_with_null_values: drop null dictionary values and null array
                 elements, recursively.
+            rules: ``empty_response_codes``, ``accepts_structured_suffix``,
+                ``strips_xssi_prefix`` (see :class:`HTTPResponseSerializer`).
         """
-        super().__init__()
+        super().__init__(**rules)
         if reading_options:
             self.reading_options = reading_options
         if removes_keys_with_null_values:
@@ -513,10 +608,14 @@ class CompoundResponseSerializer(HTTPResponseSerializer):
 
     _KIND = _HTTP
 
-    def __init__(self, members: Iterable[HTTPResponseSerializer]) -> None:
+    def __init__(self, members: Iterable[HTTPResponseSerializer], *,
+                 empty_response_codes: Optional[Iterable[int]] = None,
+                 accepts_structured_suffix: bool = False, strips_xssi_prefix: bool = False) -> None:
         """
         Args:
             members: response serializers, tried in this order (at least one).
+            empty_response_codes, accepts_structured_suffix, strips_xssi_prefix: set on
+                every member when given (see :class:`HTTPResponseSerializer`).
 
         Raises:
             TypeError: a member that is not a response serializer.
@@ -538,6 +637,19 @@ class CompoundResponseSerializer(HTTPResponseSerializer):
         self._h = CHandle(lib.afs_response_serializer_new_compound(array, len(pointers)),
                           lib.raw.afs_response_serializer_free, "afs_response_serializer")
         self._members: Tuple[HTTPResponseSerializer, ...] = tuple(m.copy() for m in flat)
+        self._empty_codes = self._common_or_none("_empty_codes")
+        self._suffix = bool(self._common_or_none("_suffix"))
+        self._xssi = bool(self._common_or_none("_xssi"))
+        if empty_response_codes is not None:
+            self.empty_response_codes = empty_response_codes
+        if accepts_structured_suffix:
+            self.accepts_structured_suffix = accepts_structured_suffix
+        if strips_xssi_prefix:
+            self.strips_xssi_prefix = strips_xssi_prefix
+
+    def _common_or_none(self, name: str) -> Any:
+        values = {getattr(m, name) for m in self._members}
+        return values.pop() if len(values) == 1 else None
 
     def copy(self) -> "CompoundResponseSerializer":
         """An independent copy of everything, members included."""
@@ -630,7 +742,69 @@ class CompoundResponseSerializer(HTTPResponseSerializer):
             m._options = options
 
 
+class ImageResponseSerializer(HTTPResponseSerializer):
+    """AFImageResponseSerializer without pixel decoding: accepts AFNetworking's image types
+    plus ``image/webp``; identifies the body from its bytes (PNG, JPEG, GIF, BMP, TIFF, ICO,
+    WebP; XBM for ``image/x-xbitmap``), reads its header strictly and returns a dict
+    ``{"format", "width", "height", "scale", "point_width", "point_height", "frames",
+    "data"}`` where ``data`` is the body as sent: decode it with your codec, e.g.
+    ``PIL.Image.open(io.BytesIO(result["data"]))``.
+
+    A content type that disagrees with the bytes, a truncated or corrupt file raise
+    ``InvalidImageError``; more pixels than :attr:`max_image_pixels` ``LimitError``.
+    """
+
+    _KIND = _IMAGE
+    _DEFAULT_TYPES = frozenset((
+        "image/tiff", "image/jpeg", "image/gif", "image/png", "image/ico", "image/x-icon",
+        "image/bmp", "image/x-bmp", "image/x-xbitmap", "image/x-win-bitmap", "image/webp"))
+
+    def __init__(self, image_scale: float = 1.0, max_image_pixels: int = 1 << 31,
+                 **rules: Any) -> None:
+        """
+        Args:
+            image_scale: AFNetworking's ``imageScale``: point sizes are pixels / scale.
+            max_image_pixels: the most width x height accepted (default 2**31).
+            rules: ``empty_response_codes``, ``accepts_structured_suffix``,
+                ``strips_xssi_prefix`` (see :class:`HTTPResponseSerializer`).
+        """
+        super().__init__(**rules)
+        self._scale = 1.0
+        self._max_pixels = 1 << 31
+        if image_scale != 1.0:
+            self.image_scale = image_scale
+        if max_image_pixels != 1 << 31:
+            self.max_image_pixels = max_image_pixels
+
+    @property
+    def image_scale(self) -> float:
+        """The scale the point sizes divide by (default 1.0; a finite number above 0)."""
+        return self._scale
+
+    @image_scale.setter
+    def image_scale(self, scale: float) -> None:
+        if isinstance(scale, bool) or not isinstance(scale, (int, float)):
+            raise UnsupportedTypeError(f"image_scale must be a number, not {type(scale).__name__}")
+        lib.afs_response_serializer_set_image_scale(self._h.get(), float(scale))
+        self._scale = float(scale)
+
+    @property
+    def max_image_pixels(self) -> int:
+        """The most pixels (width x height) an image may have (default 2**31)."""
+        return self._max_pixels
+
+    @max_image_pixels.setter
+    def max_image_pixels(self, n: int) -> None:
+        if type(n) is not int:
+            raise UnsupportedTypeError(f"max_image_pixels must be int, not {type(n).__name__}")
+        if not 0 < n < 1 << 64:
+            raise ValueOutOfRangeError(f"max_image_pixels ({n}) must be 1 to 2**64-1")
+        lib.afs_response_serializer_set_max_image_pixels(self._h.get(), n)
+        self._max_pixels = n
+
+
 _response_pickle = lib.raw.afs_response_object_pickle
+_response_pickle_for_method = lib.raw.afs_response_object_pickle_for_method
 _scratch = _transfer.scratch
 _loads = _transfer.loads
 _take = _transfer.take

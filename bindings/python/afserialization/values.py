@@ -14,6 +14,7 @@ Python                                         ``afs_value``
 ``int`` within int64                           integer
 ``float``                                      double
 ``None``                                       null
+``datetime.datetime`` (naive = UTC)            date
 =============================================  ==========================
 
 Anything else raises :class:`~afserialization.UnsupportedTypeError` (a ``TypeError``);
@@ -29,7 +30,7 @@ itself is named a cycle.
 
 Back to Python (:meth:`Value.to_python`, and every decoded response): dictionary ``dict``
 (keys in order), array ``list``, string ``str``, data ``bytes``, bool, integer ``int``,
-double ``float``, null ``None``; a set becomes a ``frozenset`` when its members are
+double ``float``, null ``None``, date a UTC ``datetime.datetime``; a set becomes a ``frozenset`` when its members are
 hashable and stay distinct in Python (``1``, ``1.0`` and ``True`` are three members of a C
 set but one of a Python set), otherwise a ``list`` in the set's order.
 
@@ -45,6 +46,7 @@ class (see ``afserialization._transfer``).
 """
 from __future__ import annotations
 
+import datetime
 import enum
 import threading
 from collections.abc import Mapping, Sequence, Set
@@ -81,6 +83,7 @@ class ValueKind(enum.IntEnum, metaclass=QuietEnumMeta):
     ARRAY = 6
     SET = 7
     DICT = 8
+    DATE = 9
 
 
 class Value(HandleOwner):
@@ -264,6 +267,7 @@ class _Builder:
         self.new_bool = raw.afs_value_new_bool
         self.new_null = raw.afs_value_new_null
         self.new_data = raw.afs_value_new_data
+        self.new_date = raw.afs_value_new_date
         self.new_dict = raw.afs_value_new_dict
         self.new_array = raw.afs_value_new_array
         self.new_set = raw.afs_value_new_set
@@ -289,6 +293,8 @@ class _Builder:
         if isinstance(obj, (bytes, bytearray, memoryview)):
             data = obj if type(obj) is bytes else bytes(obj)
             return self.new_data(data, len(data))
+        if isinstance(obj, datetime.datetime):
+            return self.new_date(_transfer.date_seconds(obj))
         if isinstance(obj, Value):
             raise UnsupportedTypeError("a Value cannot be nested inside Python parameters; "
                                        "pass it as the whole params argument")
@@ -297,7 +303,7 @@ class _Builder:
         if not (is_mapping or is_set or isinstance(obj, Sequence)):
             raise UnsupportedTypeError(
                 f"cannot represent {type(obj).__name__} as a parameter (use dict, list, tuple, "
-                "set, frozenset, str, bytes, int, float, bool or None)")
+                "set, frozenset, str, bytes, int, float, bool, datetime or None)")
         oid = id(obj)
         if oid in self.active:
             raise InvalidArgumentError(Status.INVALID_ARGUMENT,
@@ -367,6 +373,7 @@ _PICKLE_OUT: bool = True
 # Walking a C tree into Python objects
 
 _NULL, _BOOL, _INT, _DOUBLE, _STRING, _DATA, _ARRAY, _SET, _DICT = range(9)
+_DATE = 9
 
 
 class _Accessors:
@@ -376,7 +383,7 @@ class _Accessors:
     text holds a NUL and is read again through its address and length."""
 
     __slots__ = ("kind_of", "count", "at", "key_at", "key_address", "get_string",
-                 "string_address", "get_data", "get_int", "get_double", "get_bool")
+                 "string_address", "get_data", "get_int", "get_double", "get_bool", "get_date")
 
     def __init__(self) -> None:
         u = lib.untyped
@@ -391,6 +398,7 @@ class _Accessors:
         self.get_int = u("afs_value_get_int")
         self.get_double = u("afs_value_get_double")
         self.get_bool = u("afs_value_get_bool")
+        self.get_date = u("afs_value_get_date")
 
 
 _accessors: Optional[_Accessors] = None
@@ -449,6 +457,8 @@ def tree_to_python(root: int) -> Any:
     elif k == _DATA:
         address = get_data(root, lref)
         return string_at(address, length.value)
+    elif k == _DATE:
+        return _transfer._date(a.get_date(root))
     else:
         return None
 
@@ -492,6 +502,8 @@ def tree_to_python(root: int) -> Any:
                     v = None
                 elif k == _DATA:
                     v = string_at(get_data(c, lref), length.value)
+                elif k == _DATE:
+                    v = _transfer._date(a.get_date(c))
                 else:  # _SET
                     v = []
                     push((c, v))
@@ -523,6 +535,8 @@ def tree_to_python(root: int) -> Any:
                     v = None
                 elif k == _DATA:
                     v = string_at(get_data(c, lref), length.value)
+                elif k == _DATE:
+                    v = _transfer._date(a.get_date(c))
                 else:  # _SET
                     v = []
                     push((c, v))
