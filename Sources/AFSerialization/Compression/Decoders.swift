@@ -18,23 +18,6 @@ internal import CAFSerialization
 import Glibc
 #endif
 
-/// A content (or transfer) coding the reader can decode.
-public enum ContentCoding: String, Sendable, CaseIterable {
-    case gzip, deflate, br, zstd
-
-    /// The coding named by `token` (case-insensitive; `x-gzip` is gzip, RFC 9110 8.4.1.3).
-    /// nil for an unknown one; `identity` is handled by the caller.
-    public init?(token: String) {
-        switch token.lowercased() {
-        case "gzip", "x-gzip": self = .gzip
-        case "deflate": self = .deflate
-        case "br": self = .br
-        case "zstd": self = .zstd
-        default: return nil
-        }
-    }
-}
-
 /// One decoding stage: a codec's streaming state and its output buffer.
 final class DecoderStage {
     let coding: ContentCoding
