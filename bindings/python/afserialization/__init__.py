@@ -46,6 +46,7 @@ from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequ
                           JSONWritingOptions, PropertyListFormat, PropertyListRequestSerializer,
                           SerializerHeaders, SpaceStyle, StringEncoding)
 from .values import Value, ValueKind
+from .xmlparse import XMLParser, XMLResponseSerializer, xml_events
 
 #: The version of the loaded library (written once, in include/afserialization.h).
 __version__ = library_version()
@@ -59,6 +60,8 @@ __all__ = [
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
     "CompoundResponseSerializer", "JSONReadingOptions",
+    # XML
+    "XMLResponseSerializer", "XMLParser", "xml_events",
     # options
     "ArrayStyle", "BoolStyle", "SpaceStyle", "StringEncoding", "JSONWritingOptions",
     "PropertyListFormat", "UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE",
