@@ -257,7 +257,8 @@ _BY_STATUS: Dict[int, Type[SerializationError]] = {
         InvalidHeaderError, InvalidJSONError, InvalidPlistError, EncodingError,
         QueryCallbackError, FileError, StreamIOError, LengthMismatchError, StateError,
         UnsupportedError, NoMemoryError, UnacceptableStatusError,
-        UnacceptableContentTypeError)
+        UnacceptableContentTypeError, InvalidXMLError, InvalidImageError, UntrustedError,
+        BadResponseError, LimitError, InvalidMultipartError)
 }
 
 

@@ -85,7 +85,7 @@ _INT_MAX = (1 << 31) - 1
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 
-_HTTP, _JSON, _PLIST = 0, 1, 2
+_HTTP, _JSON, _PLIST, _XML = 0, 1, 2, 3
 
 #: Whether responses are decoded in one call into one pickle (see the module docstring; the
 #: name is historical). Tests switch it off to compare with the node-by-node walk of the
@@ -538,6 +538,15 @@ class CompoundResponseSerializer(HTTPResponseSerializer):
         self._h = CHandle(lib.afs_response_serializer_new_compound(array, len(pointers)),
                           lib.raw.afs_response_serializer_free, "afs_response_serializer")
         self._members: Tuple[HTTPResponseSerializer, ...] = tuple(m.copy() for m in flat)
+
+    def response_object(self, status_code: int, content_type: Optional[str],
+                        data: ResponseBody) -> Any:
+        """As :meth:`HTTPResponseSerializer.response_object`; an XML member's tree comes
+        back as an ``xml.etree.ElementTree.Element`` (see :mod:`afserialization.xmlparse`)."""
+        if not any(m._KIND == _XML for m in self._members):
+            return super().response_object(status_code, content_type, data)
+        from .xmlparse import compound_response_object
+        return compound_response_object(self, super().response_object, status_code, content_type, data)
 
     def copy(self) -> "CompoundResponseSerializer":
         """An independent copy of everything, members included."""

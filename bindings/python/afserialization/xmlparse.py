@@ -224,6 +224,7 @@ class XMLResponseSerializer(HTTPResponseSerializer):
     ``{uri}local`` and ``text``/``tail`` as ElementTree defines them."""
 
     _KIND = 3
+    _DEFAULT_TYPES = frozenset(("application/xml", "text/xml"))
 
     def response_object(self, status_code: int, content_type: Optional[str], data: Any) -> Any:
         try:
@@ -233,3 +234,38 @@ class XMLResponseSerializer(HTTPResponseSerializer):
                 e.document = jsonml_to_element(e.document)
             raise
         return jsonml_to_element(doc) if isinstance(doc, list) else doc
+
+
+def _member_accepts_type(m: HTTPResponseSerializer, content_type: Optional[str]) -> bool:
+    types = m.acceptable_content_types
+    if types is None:
+        return True
+    mime = (content_type or "").split(";", 1)[0].strip().lower()
+    return mime in types
+
+
+def compound_response_object(compound: Any, decode: Any, status_code: int, content_type: Optional[str],
+                             data: Any) -> Any:
+    """A compound serializer's result with an XML member's JsonML turned into an Element: the
+    member that decodes is the library's choice (the first whose validation passes, else the
+    first accepting the MIME type, else the first)."""
+    members = compound._members
+    chosen = None
+    for m in members:
+        try:
+            m.validate(status_code, content_type, data)
+            chosen = m
+            break
+        except Exception:
+            continue
+    if chosen is None:
+        chosen = next((m for m in members if _member_accepts_type(m, content_type)), members[0])
+    if not isinstance(chosen, XMLResponseSerializer):
+        return decode(status_code, content_type, data)
+    try:
+        doc = decode(status_code, content_type, data)
+    except UnacceptableStatusError as e:
+        if isinstance(e.document, list):
+            e.document = jsonml_to_element(e.document)
+        raise
+    return jsonml_to_element(doc) if isinstance(doc, list) else doc
