@@ -100,7 +100,7 @@ def test_help_lists_modules_only(installed):
     assert out.returncode == 0, out.stderr
     names, lines = out.stdout.splitlines()
     assert "libafserialization" not in names and "values" in names
-    assert int(lines) < 4000
+    assert int(lines) < 5000  # the response family (XML, images) and statuses 18-23 added ~1,000 lines
 
 
 def test_environment_variable_overrides_the_packaged_library(installed, library, tmp_path):

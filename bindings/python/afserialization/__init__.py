@@ -36,6 +36,8 @@ from .errors import (BadURLError, EncodingError, FileError, HandleClosedError,
                      QueryCallbackError, SerializationError, StateError, Status, StreamIOError,
                      UnacceptableContentTypeError, UnacceptableStatusError, UnsupportedError,
                      UnsupportedTypeError, ValueOutOfRangeError)
+from .errors import (BadResponseError, InvalidImageError, InvalidMultipartError, InvalidXMLError,
+                     LimitError, UntrustedError)
 from .helpers import library_version, percent_escape, query_string, resolve_url
 from .multipart import (UPLOAD_STREAM_3G_SUGGESTED_DELAY, UPLOAD_STREAM_3G_SUGGESTED_PACKET_SIZE,
                         MultipartForm)
@@ -76,4 +78,6 @@ __all__ = [
     "StateError", "UnsupportedError", "NoMemoryError", "UnacceptableStatusError",
     "UnacceptableContentTypeError", "HandleClosedError", "UnsupportedTypeError",
     "ValueOutOfRangeError", "MissingFunctionError",
+    "InvalidXMLError", "InvalidImageError", "UntrustedError", "BadResponseError", "LimitError",
+    "InvalidMultipartError",
 ]
