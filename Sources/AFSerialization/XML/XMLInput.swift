@@ -179,7 +179,7 @@ struct XMLInput {
                 if !ok {
                     out.append(contentsOf: UnsafeBufferPointer(start: p + runStart, count: i - runStart))
                     rawConverted += i
-                    return fail("invalid UTF-8 byte 0x\(hex(UInt32(c)))", out, outBase)
+                    return fail("invalid UTF-8 byte 0x\(String(c, radix: 16, uppercase: true))", out, outBase)
                 }
                 i += len
             }
@@ -195,7 +195,7 @@ struct XMLInput {
                 if c >= 0x80 {
                     if encoding == .ascii {
                         rawConverted += i
-                        return fail("byte 0x\(hex(UInt32(c))) is not US-ASCII", out, outBase)
+                        return fail("byte 0x\(String(c, radix: 16, uppercase: true)) is not US-ASCII", out, outBase)
                     }
                     out.append(0xC0 | c >> 6); out.append(0x80 | c & 0x3F)
                 } else {

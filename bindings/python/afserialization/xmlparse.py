@@ -82,26 +82,37 @@ class _Callbacks:
 
 class _EventList:
     def __init__(self) -> None:
-        self.events: List[Tuple[Any, ...]] = []
+        self._events: List[Tuple[Any, ...]] = []
+        self._text: List[str] = []
+
+    @property
+    def events(self) -> List[Tuple[Any, ...]]:
+        self._flush()
+        return self._events
+
+    def _flush(self) -> None:
+        if self._text:
+            self._events.append(("text", "".join(self._text)))
+            self._text = []
 
     def start(self, q: str, u: str, l: str, attrs: List[Tuple[str, str, str, str]]) -> None:
-        self.events.append(("start", q, u, l, {a[0]: a[3] for a in attrs}))
+        self._flush()
+        self._events.append(("start", q, u, l, {a[0]: a[3] for a in attrs}))
 
     def end(self, q: str, u: str, l: str) -> None:
-        self.events.append(("end", q, u, l))
+        self._flush()
+        self._events.append(("end", q, u, l))
 
     def text(self, t: str) -> None:
-        ev = self.events
-        if ev and ev[-1][0] == "text":
-            ev[-1] = ("text", ev[-1][1] + t)
-        else:
-            ev.append(("text", t))
+        self._text.append(t)
 
     def comment(self, t: str) -> None:
-        self.events.append(("comment", t))
+        self._flush()
+        self._events.append(("comment", t))
 
     def pi(self, t: str, d: str) -> None:
-        self.events.append(("pi", t, d))
+        self._flush()
+        self._events.append(("pi", t, d))
 
 
 def _bytes(data: Any) -> bytes:
