@@ -24,7 +24,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-all_targets=(percent_escape json_parse json_write plist_write plist_read query_string request_syntax multipart_stream value_api pickle_read pickle_write)
+all_targets=(percent_escape json_parse json_write plist_write plist_read query_string request_syntax multipart_stream value_api pickle_read pickle_write xml_parse)
 read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
 build="${FUZZ_BUILD_DIR:-$root/.build-fuzz}"
 artifacts="${FUZZ_ARTIFACTS:-$build/artifacts}"
