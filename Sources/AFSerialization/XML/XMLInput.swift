@@ -55,6 +55,7 @@ struct XMLInput {
             if encoding == nil {
                 guard let e = sniff(final: final) else { return }
                 encoding = e
+                if error != nil { return }
             }
             let p = pending
             pending = []
