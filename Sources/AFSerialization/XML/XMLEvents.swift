@@ -45,3 +45,45 @@ public struct XMLLimits: Sendable {
     public var maxEntityNesting = 64
     public init() {}
 }
+
+/// A growable buffer of trivial values in manually managed memory: the reader's scratch
+/// space for events (no reference counting on the hot path). The owner calls `free()`.
+struct XMLScratch<T> {
+    private(set) var base: UnsafeMutablePointer<T>? = nil
+    private(set) var capacity = 0
+    var count = 0
+
+    mutating func reserve(_ n: Int) throws(AFSError) {
+        if n <= capacity { return }
+        let newCap = Swift.max(n, capacity * 2, 64)
+        try Memory.probe(newCap, of: T.self, "the XML reader's event buffer")
+        let p = UnsafeMutablePointer<T>.allocate(capacity: newCap)
+        if let b = base {
+            p.moveInitialize(from: b, count: count)
+            b.deallocate()
+        }
+        base = p
+        capacity = newCap
+    }
+
+    @inline(__always) mutating func append(_ x: T) throws(AFSError) {
+        if count == capacity { try reserve(count + 1) }
+        (base! + count).initialize(to: x)
+        count += 1
+    }
+
+    mutating func free() {
+        base?.deallocate()
+        base = nil
+        capacity = 0
+        count = 0
+    }
+}
+
+extension XMLScratch where T == UInt8 {
+    @inline(__always) mutating func append(_ b: UnsafeBufferPointer<UInt8>) throws(AFSError) {
+        if count + b.count > capacity { try reserve(count + b.count) }
+        if let s = b.baseAddress, b.count > 0 { (base! + count).update(from: s, count: b.count) }
+        count += b.count
+    }
+}

@@ -88,7 +88,10 @@ public final class XMLPushParser {
     var extraNames: [UInt8] = []   // names of defaulted attributes
     var vals: [UInt8] = []
     var ev: [UInt8] = []
-    var views: [XMLAttribute] = []
+    var sbytes = XMLScratch<UInt8>()
+    var soffs = XMLScratch<(Int, Int)>()
+    var sviews = XMLScratch<XMLAttribute>()
+    var isDeclScratch: [Bool] = []
     var attrURI: [Int] = []
 
     public init(sink: XMLEventSink, limits: XMLLimits = XMLLimits()) {
@@ -96,11 +99,21 @@ public final class XMLPushParser {
         self.limits = limits
     }
 
+    deinit {
+        sbytes.free()
+        soffs.free()
+        sviews.free()
+    }
+
     /// Parses a whole document. C: `afs_xml_parse`.
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, sink: XMLEventSink, limits: XMLLimits = XMLLimits()) throws(AFSError) {
         let p = XMLPushParser(sink: sink, limits: limits)
-        try p.feed(bytes)
-        try p.finish()
+        // One final feed: the whole input at once (no compaction before the end).
+        p.finished = true
+        do {
+            try p.input.feed(bytes, final: true, into: &p.buf, outBase: 0)
+        } catch { throw p.fail(error) }
+        try p.run()
     }
 
     /// Feeds the next bytes. C: `afs_xml_parser_feed`.
@@ -167,7 +180,7 @@ public final class XMLPushParser {
 
     private func compact() {
         guard pos > 0 else { return }
-        track(to: base + pos)
+        if phase != .done { track(to: base + pos) }  // a finished document reports no more errors
         if pos == buf.count { buf.removeAll(keepingCapacity: buf.capacity <= 1 << 20) } else { buf.removeSubrange(0..<pos) }
         base += pos
         pos = 0
@@ -175,24 +188,33 @@ public final class XMLPushParser {
 
     /// Advances the line/column tracker to the decoded offset `abs` (within `buf`).
     private func track(to abs: Int) {
-        var i = trackOff - base
+        let start = trackOff - base
         let end = Swift.min(abs - base, buf.count)
-        while i < end {
-            let b = buf[i]
-            if b == 0x0A {
-                if !prevCR { line += 1; col = 1 }
-                prevCR = false
-            } else if b == 0x0D {
-                line += 1; col = 1; prevCR = true
-            } else {
-                prevCR = false
-                if b & 0xC0 != 0x80 { col += 1 }
+        guard start < end else { return }
+        var line = self.line, col = self.col, chars = self.chars, supp = self.supp, prevCR = self.prevCR
+        buf.withUnsafeBufferPointer { p in
+            for i in start..<end {
+                let b = p[i]
+                if b < 0x80 {
+                    chars += 1
+                    if b == 0x0A {
+                        if !prevCR { line += 1; col = 1 }
+                        prevCR = false
+                    } else if b == 0x0D {
+                        line += 1; col = 1; prevCR = true
+                    } else {
+                        prevCR = false
+                        col += 1
+                    }
+                } else {
+                    prevCR = false
+                    if b & 0xC0 != 0x80 { col += 1; chars += 1 }
+                    if b >= 0xF0 { supp += 1 }
+                }
             }
-            if b & 0xC0 != 0x80 { chars += 1 }
-            if b >= 0xF0 { supp += 1 }
-            i += 1
         }
-        trackOff = Swift.max(trackOff, base + end)
+        self.line = line; self.col = col; self.chars = chars; self.supp = supp; self.prevCR = prevCR
+        trackOff = base + end
     }
 
     /// "at line L, column C (byte offset O)" for the decoded offset `abs`.
@@ -898,7 +920,7 @@ public final class XMLPushParser {
         }
         // Namespace declarations.
         let nsMark = bindings.count
-        var isDecl = [Bool](repeating: false, count: total)
+        var isDecl = total == 0 ? [] : [Bool](repeating: false, count: total)
         for k in 0..<total {
             let an = attrName(k)
             let at = k < specified ? rawAttrs[k].name.lowerBound : s
@@ -958,33 +980,47 @@ public final class XMLPushParser {
                 }
             }
         }
-        // Build the event: qname\0 uri\0 local\0, then per attribute qname\0 uri\0 local\0 value\0.
-        ev.removeAll(keepingCapacity: true)
-        var offs: [(Int, Int)] = []
-        offs.reserveCapacity(3 + 4 * total)
-        func put(_ b: UnsafeBufferPointer<UInt8>) { offs.append((ev.count, b.count)); ev.append(contentsOf: b); ev.append(0) }
-        func put(_ b: [UInt8]) { b.withUnsafeBufferPointer { put($0) } }
-        put(qname)
-        put(uriBytes(euri))
-        put(epl > 0 ? UnsafeBufferPointer(rebasing: qname[(epl + 1)...]) : qname)
-        for k in 0..<total {
-            let an = attrName(k)
-            put(an)
-            if isDecl[k] { put(XMLPushParser.xmlnsNS) } else { put(uriBytes(attrURI[k])) }
-            if let colon = an.firstIndex(of: 0x3A) { put(UnsafeBufferPointer(rebasing: an[(colon + 1)...])) } else { put(an) }
-            let vr = k < specified ? rawAttrs[k].value : defaulted[k - specified].value
-            vals.withUnsafeBufferPointer { put(UnsafeBufferPointer(rebasing: $0[vr])) }
+        // Build the event in the scratch buffers: qname\0 uri\0 local\0, then per attribute
+        // qname\0 uri\0 local\0 value\0.
+        sbytes.count = 0
+        soffs.count = 0
+        sviews.count = 0
+        func put(_ b: UnsafeBufferPointer<UInt8>) throws(AFSError) {
+            try soffs.append((sbytes.count, b.count))
+            try sbytes.append(b)
+            try sbytes.append(0)
         }
-        let ok = ev.withUnsafeBufferPointer { b -> Bool in
-            let bp = b.baseAddress!
-            func t(_ i: Int) -> XMLText { XMLText(start: bp + offs[i].0, count: offs[i].1) }
-            views.removeAll(keepingCapacity: true)
-            for k in 0..<total {
-                views.append(XMLAttribute(qname: t(3 + 4 * k), nsURI: t(4 + 4 * k), localName: t(5 + 4 * k), value: t(6 + 4 * k),
-                                          isNamespaceDeclaration: isDecl[k]))
+        func putURI(_ u: Int) throws(AFSError) {
+            if u == -2 { try XMLPushParser.xmlNS.withUnsafeBufferPointer { (b) throws(AFSError) in try put(b) } } else if u == -3 {
+                try XMLPushParser.xmlnsNS.withUnsafeBufferPointer { (b) throws(AFSError) in try put(b) }
+            } else if u < 0 { try soffs.append((sbytes.count, 0)); try sbytes.append(0) } else {
+                try bindings[u].uri.withUnsafeBufferPointer { (b) throws(AFSError) in try put(b) }
             }
-            return views.withUnsafeBufferPointer { sink.startElement(qname: t(0), nsURI: t(1), localName: t(2), attributes: $0) }
         }
+        do {
+            try put(qname)
+            try putURI(euri)
+            try put(epl > 0 ? UnsafeBufferPointer(rebasing: qname[(epl + 1)...]) : qname)
+            for k in 0..<total {
+                let an = attrName(k)
+                try put(an)
+                try putURI(isDecl[k] ? -3 : attrURI[k])
+                if let colon = an.firstIndex(of: 0x3A) { try put(UnsafeBufferPointer(rebasing: an[(colon + 1)...])) } else { try put(an) }
+                let vr = k < specified ? rawAttrs[k].value : defaulted[k - specified].value
+                try vals.withUnsafeBufferPointer { (v) throws(AFSError) in try put(UnsafeBufferPointer(rebasing: v[vr])) }
+            }
+            try sviews.reserve(total)
+        } catch { throw XMLFail.error(error) }
+        let bp = UnsafePointer(sbytes.base!)
+        let ob = soffs.base!
+        func t(_ i: Int) -> XMLText { XMLText(start: bp + ob[i].0, count: ob[i].1) }
+        for k in 0..<total {
+            (sviews.base! + k).initialize(to: XMLAttribute(qname: t(3 + 4 * k), nsURI: t(4 + 4 * k), localName: t(5 + 4 * k),
+                                                         value: t(6 + 4 * k), isNamespaceDeclaration: isDecl[k]))
+        }
+        sviews.count = total
+        let ok = sink.startElement(qname: t(0), nsURI: t(1), localName: t(2),
+                                   attributes: UnsafeBufferPointer(start: sviews.base, count: total))
         if !ok { throw XMLFail.error(AFSError(.state, "stopped by the handler")) }
         let o = Open(start: names.count, len: qname.count, prefixLen: epl, uri: euri, nsMark: nsMark)
         if empty {
@@ -1011,18 +1047,27 @@ public final class XMLPushParser {
     }
 
     func reportEnd(_ o: Open) throws {
-        ev.removeAll(keepingCapacity: true)
-        ev.append(contentsOf: names[o.start..<(o.start + o.len)]); ev.append(0)
-        let u = uriBytes(o.uri)
-        ev.append(contentsOf: u); ev.append(0)
+        sbytes.count = 0
         let ls = o.prefixLen > 0 ? o.start + o.prefixLen + 1 : o.start
-        ev.append(contentsOf: names[ls..<(o.start + o.len)]); ev.append(0)
-        let ok = ev.withUnsafeBufferPointer { b -> Bool in
-            let bp = b.baseAddress!
-            let ll = o.start + o.len - ls
-            return sink.endElement(qname: XMLText(start: bp, count: o.len), nsURI: XMLText(start: bp + o.len + 1, count: u.count),
-                                   localName: XMLText(start: bp + o.len + u.count + 2, count: ll))
-        }
+        var ulen = 0
+        do {
+            try names.withUnsafeBufferPointer { (n) throws(AFSError) in
+                try sbytes.append(UnsafeBufferPointer(rebasing: n[o.start..<(o.start + o.len)])); try sbytes.append(0)
+                if o.uri == -2 {
+                    ulen = XMLPushParser.xmlNS.count
+                    try XMLPushParser.xmlNS.withUnsafeBufferPointer { (b) throws(AFSError) in try sbytes.append(b) }
+                } else if o.uri >= 0 {
+                    ulen = bindings[o.uri].uri.count
+                    try bindings[o.uri].uri.withUnsafeBufferPointer { (b) throws(AFSError) in try sbytes.append(b) }
+                }
+                try sbytes.append(0)
+                try sbytes.append(UnsafeBufferPointer(rebasing: n[ls..<(o.start + o.len)])); try sbytes.append(0)
+            }
+        } catch { throw XMLFail.error(error) }
+        let bp = UnsafePointer(sbytes.base!)
+        let ll = o.start + o.len - ls
+        let ok = sink.endElement(qname: XMLText(start: bp, count: o.len), nsURI: XMLText(start: bp + o.len + 1, count: ulen),
+                                 localName: XMLText(start: bp + o.len + ulen + 2, count: ll))
         if !ok { throw XMLFail.error(AFSError(.state, "stopped by the handler")) }
     }
 
