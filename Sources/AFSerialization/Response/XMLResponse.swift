@@ -23,7 +23,9 @@ public final class XMLTreeBuilder: XMLEventSink {
 
     public func startElement(qname: XMLText, nsURI: XMLText, localName: XMLText, attributes: UnsafeBufferPointer<XMLAttribute>) -> Bool {
         flush()
-        let attrs = ValueDict(attributes.map { ($0.qname.string, Value.string($0.value.string)) })
+        // (names are unique: the reader checked them)
+        let attrs = attributes.isEmpty ? ValueDict()
+            : ValueDict(count: attributes.count) { (attributes[$0].qname.string, Value.string(attributes[$0].value.string)) }
         stack.append(Frame(items: [.string(qname.string), .dict(attrs)]))
         return true
     }
