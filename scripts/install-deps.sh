@@ -30,6 +30,9 @@ command -v xz >/dev/null 2>&1 || debs+=(xz-utils)
 [ -e /usr/include/zlib.h ] || debs+=(zlib1g-dev)
 [ -e /usr/include/zstd.h ] || debs+=(libzstd-dev)
 [ -e /usr/include/brotli/decode.h ] || debs+=(libbrotli-dev)
+# the XML benchmark's peers (Benchmarks/xml): expat and libxml2
+[ -e /usr/include/expat.h ] || debs+=(libexpat1-dev)
+[ -e /usr/include/libxml2/libxml/parser.h ] || debs+=(libxml2-dev)
 [ -e /usr/include/curl/curl.h ] || [ -e "/usr/include/$(gcc -dumpmachine 2>/dev/null)/curl/curl.h" ] || debs+=(libcurl4-openssl-dev)
 # `python3 -m venv` needs ensurepip, which Debian ships in python3-venv (python3.X-venv).
 if [ ! -x "$venv/bin/python" ]; then
