@@ -1347,7 +1347,8 @@ AFS_API afs_status afs_xml_parser_feed(afs_xml_parser *p, const uint8_t *bytes, 
 /** Ends the input: reports what is left and checks the document is complete (AFS_E_INVALID_XML
  *  naming what is unclosed). A second finish is AFS_E_STATE. */
 AFS_API afs_status afs_xml_parser_finish(afs_xml_parser *p, afs_error *err);
-/** Frees a push parser (NULL is accepted). */
+/** Frees a push parser (NULL is accepted). Called from one of the parser's callbacks, it
+ *  takes effect when the running feed or finish returns. */
 AFS_API void afs_xml_parser_free(afs_xml_parser *p);
 /*
  * The tree: afs_response_object with an AFS_RESPONSE_XML serializer gives the document as

@@ -52,6 +52,8 @@ final class XMLParserHandle: Handle {
     let parser: XMLPushParser
     var fed = false
     var busy = false
+    /// afs_xml_parser_free was called from one of its callbacks: freed when the call returns.
+    var freeDeferred = false
     init(_ p: XMLPushParser) { parser = p }
     override class var cName: String { "afs_xml_parser" }
 }
@@ -62,7 +64,10 @@ private func xmlCall(_ p: OpaquePointer?, _ call: String, _ err: UnsafeMutablePo
         let h = try unbox(p, XMLParserHandle.self, "p")
         guard !h.busy else { throw AFSError(.state, "\(call) was called from inside a callback of the same parser") }
         h.busy = true
-        defer { h.busy = false }
+        defer {
+            h.busy = false
+            if h.freeDeferred { Unmanaged.passUnretained(h).release() }  // the caller's reference ends here
+        }
         try body(h)
     }
 }
@@ -111,4 +116,10 @@ public func afs_xml_parser_finish(_ p: OpaquePointer?, _ err: UnsafeMutablePoint
 }
 
 @c @implementation
-public func afs_xml_parser_free(_ p: OpaquePointer?) { release(p, XMLParserHandle.self) }
+public func afs_xml_parser_free(_ p: OpaquePointer?) {
+    if let h = peek(p, XMLParserHandle.self), h.busy {
+        h.freeDeferred = true  // called from a callback: freed when the running call returns
+        return
+    }
+    release(p, XMLParserHandle.self)
+}

@@ -227,7 +227,26 @@ static void test_arguments(void) {
     afs_response_serializer_free(rs);
 }
 
+/* afs_xml_parser_free from inside a callback takes effect when the feed returns (valgrind
+ * checks there is no use after free and no leak). */
+static int free_self(void *ctx, const char *q, const char *u, const char *l, const afs_xml_attribute *a, size_t n) {
+    (void)q; (void)u; (void)l; (void)a; (void)n;
+    afs_xml_parser_free(*(afs_xml_parser **)ctx);
+    return 1;
+}
+
+static void test_free_from_a_callback(void) {
+    afs_xml_handler h = {0};
+    h.start_element = free_self;
+    afs_xml_parser *p = NULL;
+    afs_error err = {0};
+    p = afs_xml_parser_new(&h, &p, &err);
+    CHECK_STATUS(afs_xml_parser_feed(p, (const uint8_t *)"<r><a/>", 7, &err), AFS_E_STATE);
+    CHECK_ERROR(err, AFS_E_STATE, "stopped by the handler");
+}
+
 int main(void) {
+    test_free_from_a_callback();
     test_events_one_shot();
     test_every_split();
     test_errors();
