@@ -43,6 +43,9 @@ EXPAT_ACCEPTS = {
     "dtd-standalone-undeclared-pe": "WFC Entity Declared applies with standalone='yes'",
     "utf16-nobom-nodecl": "4.3.3: UTF-16 entities begin with a byte order mark or declare their encoding",
 }
+# Documents ElementTree's own parser refuses: it treats every skipped entity as an error,
+# and its expat does not expand internal parameter entities.
+ET_REFUSES = {"dtd-after-external-pe-not-processed", "dtd-internal-pe-declares"}
 SEP = "\x01"  # expat's namespace separator (no corpus document uses it)
 
 
@@ -52,6 +55,9 @@ def clark(uri: str, local: str) -> str:
 
 def expat_events(data: bytes) -> List[Tuple[Any, ...]]:
     p = expat.ParserCreate(namespace_separator=SEP)
+    # internal parameter entities expanded (XML 1.0 section 5.1); without an external-entity
+    # handler expat reads no external one
+    p.SetParamEntityParsing(expat.XML_PARAM_ENTITY_PARSING_UNLESS_STANDALONE)
     ev: List[Tuple[Any, ...]] = []
     in_dtd = [False]
 
@@ -123,7 +129,7 @@ def ours(data: bytes, sizes: Tuple[int, ...] = ()) -> Any:
 
 
 def test_corpus_against_expat() -> None:
-    assert len(WF) >= 90 and len(NWF) >= 140
+    assert len(WF) >= 100 and len(NWF) >= 140
     same = differ = 0
     for f in WF:
         d = f.read_bytes()
@@ -170,7 +176,14 @@ def test_tree_equals_elementtree() -> None:
         mine = afs.XMLParser()
         mine.feed(d)
         root = mine.close()
-        assert ET.tostring(root) == ET.tostring(ET.fromstring(d)), f.name
+        try:
+            theirs = ET.fromstring(d)
+        except ET.ParseError:
+            # ElementTree refuses a reference it cannot resolve even where XML 1.0 lets a
+            # non-validating processor skip it (after an unread external parameter entity)
+            assert f.stem in ET_REFUSES, f.name
+            continue
+        assert ET.tostring(root) == ET.tostring(theirs), f.name
         via_serializer = afs.XMLResponseSerializer().response_object(200, "application/xml", d)
         assert ET.tostring(via_serializer) == ET.tostring(root), f.name
         n += 1

@@ -27,8 +27,7 @@ extension XMLPushParser {
             throw err("expected '[' or '>' in the document type declaration", c, c.i)
         }
         hasDoctype = true
-        hasExternalSubset = external
-        if external && standalone != true { stopDecls = true }
+        hasExternalSubset = external  // read after the internal subset, so it stops nothing there
     }
 
     /// `SYSTEM "…"` or `PUBLIC "…" "…"` (the system literal optional for notations).
