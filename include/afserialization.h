@@ -1356,6 +1356,8 @@ AFS_API void afs_xml_parser_free(afs_xml_parser *p);
  * attribute dictionary always present (possibly empty) and keeping the namespace
  * declarations as written; text children are strings (adjacent runs joined); comments and
  * PIs are not in the tree. Walk it with the value API (section 4); it writes back as JSON.
+ * The serializer's decoding limit (afs_response_serializer_set_max_decoded_bytes) bounds
+ * both the entity text expanded and the tree, charged as for JSON (AFS_E_LIMIT beyond).
  *
  * How to: count the elements of a document as it arrives.
  *

@@ -218,3 +218,18 @@ final class XMLReaderTests: XCTestCase {
                        .limit)
     }
 }
+
+extension XMLReaderTests {
+    func testThatTheTreeIsBoundedByTheDecodingLimit() {
+        // entities multiplying elements: few expanded bytes, many values
+        let doc = "<!DOCTYPE r [<!ENTITY a '<x/><x/><x/><x/><x/><x/><x/><x/>'><!ENTITY b '"
+            + String(repeating: "&a;", count: 8) + "'><!ENTITY c '" + String(repeating: "&b;", count: 8) + "'>]><r>"
+            + String(repeating: "&c;", count: 200) + "</r>"
+        let bytes = Array(doc.utf8)
+        XCTAssertEqual(events(bytes).count, 2 * (200 * 512) + 2)  // the events pass
+        XCTAssertThrowsError(try bytes.withUnsafeBufferPointer { try XMLTreeBuilder.parse($0) }) {
+            XCTAssertEqual(($0 as? AFSError)?.status, .limit)
+            XCTAssertTrue(($0 as? AFSError)?.message.hasPrefix("the XML tree exceeds the decoding limit") ?? false)
+        }
+    }
+}

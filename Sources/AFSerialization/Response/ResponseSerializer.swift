@@ -320,7 +320,7 @@ public struct ResponseSerializer: Sendable {
             if body.count == 1 && body[0] == 0x20 { return nil }
             return try PropertyListReader.parse(body, maxDecodedBytes: maxDecodedBytes)
         case .xml:
-            // Expanded entity text counts against the decoding limit (see XMLResponse.swift).
+            // The decoding limit bounds expanded entity text and the tree (XMLResponse.swift).
             return try XMLTreeBuilder.parse(body, maxExpandedBytes: DecodeBudget.limit(bodySize: body.count, max: maxDecodedBytes))
         }
     }
