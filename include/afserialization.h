@@ -1257,9 +1257,9 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
 /* ===================================================================================== */
 /* 11. XML: events, push parser, trees                                                   */
 /* ===================================================================================== */
-/* (issue 24 (XML): this section's declarations go here) */
 /*
- * A conforming non-validating XML 1.0 (fifth edition) reader with Namespaces in XML 1.0.
+ * A conforming non-validating XML 1.0 (fifth edition) reader with Namespaces in XML 1.0
+ * (documents declaring version 1.x are read as 1.0, as the fifth edition allows).
  *
  * Input: UTF-8 (with or without a byte order mark), UTF-16 LE/BE (byte order mark, or an
  * encoding declaration), and documents declaring ISO-8859-1 or US-ASCII; every string
@@ -1289,9 +1289,9 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
  * (xmlns, xmlns:p), character data (CDATA sections included; a run of text may come in
  * several calls, split anywhere between characters, differently for different feed
  * splits; joined, the text is the same), comments and processing instructions outside the
- * DTD. Strings passed to a callback are borrowed for the call only; every `const char *`
- * is NUL-terminated (character data and comments also have a length: they may hold no
- * NUL, as XML text cannot).
+ * DTD. Strings passed to a callback are borrowed for the call only. Names, URIs,
+ * attribute values and the PI target and data are NUL-terminated; character data and
+ * comments come as a pointer and a length and are not NUL-terminated.
  */
 typedef struct afs_xml_attribute {
     const char *qname;       /**< as written, e.g. "xlink:href" */
