@@ -49,6 +49,21 @@ struct XMLInput {
     /// nothing more.
     mutating func feed(_ bytes: UnsafeBufferPointer<UInt8>, final: Bool, into out: inout [UInt8], outBase: Int) throws(AFSError) {
         if error != nil { return }
+        if encoding == nil && pending.isEmpty && bytes.count > 0 {
+            // Sniff on a prefix of the first bytes, then convert them in place (no copy).
+            pending = Array(UnsafeBufferPointer(rebasing: bytes[0..<Swift.min(bytes.count, XMLInput.maxDeclarationBytes)]))
+            guard let e = sniff(final: final) else {
+                pending = Array(bytes)  // undecided: the input is shorter than the prefix
+                return
+            }
+            encoding = e
+            pending = []
+            if error != nil { return }
+            let start = Swift.min(bomLength, bytes.count)
+            rawConverted = start
+            try convert(UnsafeBufferPointer(rebasing: bytes[start...]), final: final, into: &out, outBase: outBase)
+            return
+        }
         if encoding == nil || !pending.isEmpty {
             try pending.checkedReserve(pending.count + bytes.count, "the XML input buffer")
             pending.append(contentsOf: bytes)
