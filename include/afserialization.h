@@ -1104,6 +1104,7 @@ typedef enum afs_response_kind {
     AFS_RESPONSE_HTTP,   /**< validation only; the body is returned as data */
     AFS_RESPONSE_JSON,   /**< JSON bodies */
     AFS_RESPONSE_PLIST,  /**< XML and binary property-list bodies */
+    AFS_RESPONSE_XML = 3,  /**< XML bodies (application/xml, text/xml): a JsonML tree (section 11) */
     AFS_RESPONSE_IMAGE = 4 /**< image bodies: header read, body handed back (section 12) */
 } afs_response_kind;
 
@@ -1320,7 +1321,136 @@ AFS_API afs_status afs_response_object_pickle(const afs_response_serializer *rs,
 /* ===================================================================================== */
 /* 11. XML: events, push parser, trees                                                   */
 /* ===================================================================================== */
-/* (issue 24 (XML): this section's declarations go here) */
+/*
+ * A conforming non-validating XML 1.0 (fifth edition) reader with Namespaces in XML 1.0
+ * (documents declaring version 1.x are read as 1.0, as the fifth edition allows).
+ *
+ * Input: UTF-8 (with or without a byte order mark), UTF-16 LE/BE (byte order mark, or an
+ * encoding declaration), and documents declaring ISO-8859-1 or US-ASCII; every string
+ * reported is UTF-8. Any other declared encoding is AFS_E_INVALID_XML.
+ *
+ * Safe by construction: nothing but the bytes given is ever read. The external DTD subset
+ * is not read; a reference to an external parsed entity in content is skipped (reported as
+ * nothing), in an attribute value it is AFS_E_INVALID_XML; an undeclared entity is an error
+ * where the Entity Declared constraint applies (no external subset and no parameter-entity
+ * reference, or standalone="yes"), and skipped otherwise. Internal entities are expanded
+ * (in content and in attribute values, their replacement text parsed for markup); the bytes
+ * of replacement text expanded in total are limited to 64 x the input decoded up to the
+ * reference + 1 MiB (the decoding limit of the other readers; a response serializer uses
+ * its own decoding limit), beyond which the parse fails with AFS_E_LIMIT, and so does
+ * element nesting beyond 512 and entity references nested beyond 64 (billion laughs,
+ * quadratic blowup, deep nesting). Attribute defaults declared in the internal subset are
+ * applied, and values of attributes declared with a tokenized type are normalized (XML 1.0
+ * section 3.3.3); declarations after a reference to an unread parameter entity are not
+ * processed (section 5.1).
+ *
+ * Errors: AFS_E_INVALID_XML with "not well-formed: WHAT at line L, column C (byte offset
+ * O)" (lines and columns from 1, columns in characters, the byte offset in the input as
+ * given); inside an entity's replacement text, the position of the reference.
+ *
+ * Events: start and end of every element (with its qualified name as written, its
+ * namespace URI or "" and its local name), attributes without the namespace declarations
+ * (xmlns, xmlns:p), character data (CDATA sections included; a run of text may come in
+ * several calls, split anywhere between characters, differently for different feed
+ * splits; joined, the text is the same), comments and processing instructions outside the
+ * DTD. Strings passed to a callback are borrowed for the call only. Names, URIs,
+ * attribute values and the PI target and data are NUL-terminated; character data and
+ * comments come as a pointer and a length and are not NUL-terminated.
+ */
+typedef struct afs_xml_attribute {
+    const char *qname;       /**< as written, e.g. "xlink:href" */
+    const char *ns_uri;      /**< "" when none */
+    const char *local_name;  /**< "href" */
+    const char *value;       /**< normalized as XML 1.0 section 3.3.3 says, UTF-8 */
+} afs_xml_attribute;
+
+/** The callbacks of a parse; any member may be NULL. A callback returning non-zero stops
+ *  the parse: it then fails with AFS_E_STATE, "stopped by the handler". */
+typedef struct afs_xml_handler {
+    int (*start_element)(void *ctx, const char *qname, const char *ns_uri, const char *local_name,
+                         const afs_xml_attribute *attrs, size_t attr_count);
+    int (*end_element)(void *ctx, const char *qname, const char *ns_uri, const char *local_name);
+    int (*characters)(void *ctx, const char *utf8, size_t len);     /**< CDATA included */
+    int (*comment)(void *ctx, const char *utf8, size_t len);
+    int (*processing_instruction)(void *ctx, const char *target, const char *data);
+} afs_xml_handler;
+
+/**
+ * afs_xml_parser: a push parser for a document that arrives in pieces. Made by
+ * afs_xml_parser_new, fed with afs_xml_parser_feed, ended with afs_xml_parser_finish, freed
+ * with afs_xml_parser_free. Feeding a document in any split, down to one byte at a time,
+ * gives the same events (character data aside, see above) and the same error. It holds the
+ * token in progress (a tag, comment, PI, declaration) and nothing else of the input. After
+ * an error or a stop it refuses further input with the same error. One thread at a time.
+ */
+typedef struct afs_xml_parser afs_xml_parser;
+
+/**
+ * Parses a whole document, calling `handler`'s callbacks in document order.
+ * @param xml the document; may be NULL only when len is 0 (an empty input is not a
+ *        document: AFS_E_INVALID_XML).
+ * @param handler the callbacks; NULL: check well-formedness only.
+ * @param ctx passed to every callback.
+ * @return AFS_OK; AFS_E_INVALID_XML (not well-formed, unsupported encoding);
+ *         AFS_E_LIMIT (nesting, entity expansion); AFS_E_STATE (stopped by the handler);
+ *         AFS_E_NO_MEMORY; AFS_E_INVALID_ARGUMENT.
+ */
+AFS_API afs_status afs_xml_parse(const uint8_t *xml, size_t len, const afs_xml_handler *handler, void *ctx,
+                                 afs_error *err);
+/** A new push parser (the handler is copied; NULL: no callbacks). Owned: free with
+ *  afs_xml_parser_free. NULL only when out of memory (AFS_E_NO_MEMORY). */
+AFS_API afs_xml_parser *afs_xml_parser_new(const afs_xml_handler *handler, void *ctx, afs_error *err);
+/** Sets the limits of afs_xml_parser `p` before its first feed: `max_depth` (0: 512) and
+ *  `max_expanded_bytes` (0: the default above). AFS_E_STATE after the first feed,
+ *  AFS_E_INVALID_ARGUMENT for a NULL parser. */
+AFS_API afs_status afs_xml_parser_set_limits(afs_xml_parser *p, size_t max_depth, uint64_t max_expanded_bytes,
+                                             afs_error *err);
+/** Feeds the next `len` bytes (`bytes` may be NULL when len is 0); callbacks run for every
+ *  complete token. Statuses as afs_xml_parse; after a failure every call returns it again. */
+AFS_API afs_status afs_xml_parser_feed(afs_xml_parser *p, const uint8_t *bytes, size_t len, afs_error *err);
+/** Ends the input: reports what is left and checks the document is complete (AFS_E_INVALID_XML
+ *  naming what is unclosed). A second finish is AFS_E_STATE. */
+AFS_API afs_status afs_xml_parser_finish(afs_xml_parser *p, afs_error *err);
+/** Frees a push parser (NULL is accepted). Called from one of the parser's callbacks, it
+ *  takes effect when the running feed or finish returns. */
+AFS_API void afs_xml_parser_free(afs_xml_parser *p);
+/*
+ * The tree: afs_response_object with an AFS_RESPONSE_XML serializer gives the document as
+ * JsonML (jsonml.org): an element is an array ["qname", {attributes}, children...], the
+ * attribute dictionary always present (possibly empty) and keeping the namespace
+ * declarations as written; text children are strings (adjacent runs joined); comments and
+ * PIs are not in the tree. Walk it with the value API (section 4); it writes back as JSON.
+ * The serializer's decoding limit (afs_response_serializer_set_max_decoded_bytes) bounds
+ * both the entity text expanded and the tree, charged as for JSON (AFS_E_LIMIT beyond).
+ *
+ * How to: count the elements of a document as it arrives.
+ *
+ *     static int on_start(void *ctx, const char *qname, const char *ns_uri, const char *local,
+ *                         const afs_xml_attribute *attrs, size_t n) {
+ *         ++*(size_t *)ctx;
+ *         return 0;                              // non-zero would stop the parse
+ *     }
+ *     afs_xml_handler h = {0};
+ *     h.start_element = on_start;
+ *     size_t count = 0;
+ *     afs_error err = {0};
+ *     afs_xml_parser *p = afs_xml_parser_new(&h, &count, &err);
+ *     while ((n = read(fd, buf, sizeof buf)) > 0)
+ *         if (afs_xml_parser_feed(p, buf, (size_t)n, &err) != AFS_OK) break;
+ *     if (err.code == AFS_OK) afs_xml_parser_finish(p, &err);
+ *     if (err.code != AFS_OK) fprintf(stderr, "%s\n", err.message);   // "... at line 3, column 7 (byte offset 41)"
+ *     afs_xml_parser_free(p);
+ *
+ * And the tree of a response:
+ *
+ *     afs_response_serializer *rs = afs_response_serializer_new(AFS_RESPONSE_XML);
+ *     afs_value *doc = NULL;
+ *     if (afs_response_object(rs, 200, "application/xml", body, body_len, &doc, &err) == AFS_OK) {
+ *         // afs_value_get_string(afs_value_at(doc, 0)) is the root's name; afs_value_at(doc, 1) its attributes
+ *     }
+ *     afs_value_free(doc);
+ *     afs_response_serializer_free(rs);
+ */
 
 
 

@@ -24,7 +24,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-all_targets=(percent_escape json_parse json_write plist_write plist_read query_string request_syntax multipart_stream value_api pickle_read pickle_write response_reader x509_parse chunked_body query_parse multipart_parse image_header)
+all_targets=(percent_escape json_parse json_write plist_write plist_read query_string request_syntax multipart_stream value_api pickle_read pickle_write response_reader x509_parse chunked_body query_parse multipart_parse image_header xml_parse)
 read -r -a targets <<<"${FUZZ_TARGETS:-${all_targets[*]}}"
 build="${FUZZ_BUILD_DIR:-$root/.build-fuzz}"
 artifacts="${FUZZ_ARTIFACTS:-$build/artifacts}"

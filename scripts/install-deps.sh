@@ -54,7 +54,7 @@ bin:patchelf patchelf
 LIST
 )
 # Debian packages, each with the program or file that says it is there
-debian="gcc g++ make pkg-config valgrind binutils xz-utils zlib1g-dev libzstd-dev libbrotli-dev libcurl4-openssl-dev libssl-dev ca-certificates nginx-light golang-go python3-venv"
+debian="gcc g++ make pkg-config valgrind binutils xz-utils zlib1g-dev libzstd-dev libbrotli-dev libcurl4-openssl-dev libssl-dev ca-certificates nginx-light golang-go libexpat1-dev libxml2-dev python3-venv"
 if [ "${1:-}" = --list ]; then
     for d in $debian; do echo "debian $d"; done
     while read -r _ package; do [ -n "$package" ] && echo "pypi $package"; done <<<"$pypi"
@@ -79,6 +79,9 @@ command -v xz >/dev/null 2>&1 || debs+=(xz-utils)
 # Go (Debian's golang-go): Tests/python/test_decoders.py and Benchmarks/decoders build a
 # small mime/multipart reader with `go build` (standard library only)
 command -v go >/dev/null 2>&1 || debs+=(golang-go)
+# the XML benchmark's peers (Benchmarks/xml): expat and libxml2
+[ -e /usr/include/expat.h ] || debs+=(libexpat1-dev)
+[ -e /usr/include/libxml2/libxml/parser.h ] || debs+=(libxml2-dev)
 [ -e /usr/include/curl/curl.h ] || [ -e "/usr/include/$(gcc -dumpmachine 2>/dev/null)/curl/curl.h" ] || debs+=(libcurl4-openssl-dev)
 # the security policy: OpenSSL headers for examples/pinning_with_curl.c, Debian's CA bundle
 # for Tests/python/test_security.py

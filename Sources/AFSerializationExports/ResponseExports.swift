@@ -23,6 +23,7 @@ public func afs_response_serializer_new(_ kind: afs_response_kind) -> OpaquePoin
     case AFS_RESPONSE_HTTP: k = .http
     case AFS_RESPONSE_JSON: k = .json
     case AFS_RESPONSE_PLIST: k = .propertyList
+    case AFS_RESPONSE_XML: k = .xml
     case AFS_RESPONSE_IMAGE: k = .image
     default: return nil
     }

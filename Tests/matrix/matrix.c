@@ -1904,6 +1904,83 @@ static void images(void) {
     afs_response_serializer_free(ps);
 }
 
+/* ---- XML (header section 11) ---------------------------------------------------------------- */
+
+static const struct { const char *what; const char *text; size_t len; afs_status expected; } bad_xml[] = {
+    { "empty input", "", 0, AFS_E_INVALID_XML },
+    { "mismatched end tag", "<r><a></r>", 0, AFS_E_INVALID_XML },
+    { "unclosed element", "<r><a>", 0, AFS_E_INVALID_XML },
+    { "two roots", "<a/><b/>", 0, AFS_E_INVALID_XML },
+    { "duplicate attribute", "<r a='1' a='2'/>", 0, AFS_E_INVALID_XML },
+    { "duplicate attribute after namespace expansion", "<r xmlns:a='u' xmlns:b='u' a:x='1' b:x='2'/>", 0, AFS_E_INVALID_XML },
+    { "'<' in an attribute value", "<r a='<'/>", 0, AFS_E_INVALID_XML },
+    { "']]>' in text", "<r>]]></r>", 0, AFS_E_INVALID_XML },
+    { "character reference to U+0000", "<r>&#0;</r>", 0, AFS_E_INVALID_XML },
+    { "undeclared entity", "<r>&e;</r>", 0, AFS_E_INVALID_XML },
+    { "recursive entity", "<!DOCTYPE r [<!ENTITY a '&b;'><!ENTITY b '&a;'>]><r>&a;</r>", 0, AFS_E_INVALID_XML },
+    { "external entity in an attribute value", "<!DOCTYPE r [<!ENTITY e SYSTEM 'file:///etc/passwd'>]><r a='&e;'/>", 0, AFS_E_INVALID_XML },
+    { "external entity in content (skipped, never read)", "<!DOCTYPE r [<!ENTITY e SYSTEM 'file:///etc/passwd'>]><r>&e;</r>", 0, AFS_OK },
+    { "external DTD (never read)", "<!DOCTYPE r SYSTEM 'http://127.0.0.1:9/x.dtd'><r/>", 0, AFS_OK },
+    { "undeclared namespace prefix", "<p:r/>", 0, AFS_E_INVALID_XML },
+    { "prefix undeclared (xmlns:p=\"\")", "<r xmlns:p=''/>", 0, AFS_E_INVALID_XML },
+    { "invalid UTF-8", "<r>\xff</r>", 0, AFS_E_INVALID_XML },
+    { "control character", "<r>\x01</r>", 0, AFS_E_INVALID_XML },
+    { "unsupported declared encoding", "<?xml version='1.0' encoding='EBCDIC'?><r/>", 0, AFS_E_INVALID_XML },
+    { "UTF-8 byte order mark declaring ISO-8859-1", "\xef\xbb\xbf<?xml version='1.0' encoding='ISO-8859-1'?><r/>", 0, AFS_E_INVALID_XML },
+    { "UCS-4", "\0\0\0<\0\0\0r\0\0\0/\0\0\0>", 16, AFS_E_INVALID_XML },
+    { "UTF-16 with an unpaired surrogate", "\xff\xfe<\0r\0>\0\0\xd8<\0/\0r\0>\0", 18, AFS_E_INVALID_XML },
+    { "US-ASCII declared, byte 0xE9", "<?xml version='1.0' encoding='US-ASCII'?><r>\xe9</r>", 0, AFS_E_INVALID_XML },
+};
+
+static void xml(void) {
+    area = "XML";
+    char in[400];
+    for (size_t i = 0; i < sizeof bad_xml / sizeof bad_xml[0]; i++) {
+        size_t n = bad_xml[i].len ? bad_xml[i].len : strlen(bad_xml[i].text);
+        snprintf(in, sizeof in, "%s: %s", bad_xml[i].what, lit(bad_xml[i].text, n));
+        afs_status s = afs_xml_parse((const uint8_t *)bad_xml[i].text, n, NULL, NULL, fresh());
+        row(in, "afs_xml_parse", bad_xml[i].expected, s, &E, "well-formed");
+    }
+    /* bombs and depth */
+    static char buf[1 << 16];
+    strcpy(buf, "<!DOCTYPE r [<!ENTITY a0 'lol'>");
+    for (int i = 1; i < 10; i++) {
+        char line[200];
+        snprintf(line, sizeof line, "<!ENTITY a%d '&a%d;&a%d;&a%d;&a%d;&a%d;&a%d;&a%d;&a%d;&a%d;&a%d;'>", i,
+                 i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1, i - 1);
+        strcat(buf, line);
+    }
+    strcat(buf, "]><r>&a9;</r>");
+    row("billion laughs (10^9 expansions of 'lol')", "afs_xml_parse", AFS_E_LIMIT,
+        afs_xml_parse((const uint8_t *)buf, strlen(buf), NULL, NULL, fresh()), &E, NULL);
+    {
+        size_t n = 0;
+        n += (size_t)sprintf(buf, "<!DOCTYPE r [<!ENTITY a '");
+        memset(buf + n, 'x', 20000); n += 20000;
+        n += (size_t)sprintf(buf + n, "'>]><r>");
+        for (int i = 0; i < 2000 && n + 10 < sizeof buf; i++) { memcpy(buf + n, "&a;", 3); n += 3; }
+        n += (size_t)sprintf(buf + n, "</r>");
+        row("quadratic blowup (a 20 KB entity referenced 2000 times)", "afs_xml_parse", AFS_E_LIMIT,
+            afs_xml_parse((const uint8_t *)buf, n, NULL, NULL, fresh()), &E, NULL);
+    }
+    for (int depth = 512; depth <= 513; depth++) {
+        size_t n = 0;
+        for (int i = 0; i < depth; i++) { memcpy(buf + n, "<a>", 3); n += 3; }
+        for (int i = 0; i < depth; i++) { memcpy(buf + n, "</a>", 4); n += 4; }
+        snprintf(in, sizeof in, "%d nested elements", depth);
+        row(in, "afs_xml_parse", depth == 512 ? AFS_OK : AFS_E_LIMIT,
+            afs_xml_parse((const uint8_t *)buf, n, NULL, NULL, fresh()), &E, "well-formed");
+    }
+    row("NULL xml with len 3", "afs_xml_parse", AFS_E_INVALID_ARGUMENT, afs_xml_parse(NULL, 3, NULL, NULL, fresh()), &E, NULL);
+    row("NULL parser", "afs_xml_parser_feed", AFS_E_INVALID_ARGUMENT,
+        afs_xml_parser_feed(NULL, (const uint8_t *)"<r/>", 4, fresh()), &E, NULL);
+    afs_xml_parser *p = afs_xml_parser_new(NULL, NULL, NULL);
+    afs_xml_parser_feed(p, (const uint8_t *)"<r>", 3, fresh());
+    row("`<r>` then finish", "afs_xml_parser_finish", AFS_E_INVALID_XML, afs_xml_parser_finish(p, fresh()), &E, NULL);
+    row("a second finish", "afs_xml_parser_finish", AFS_E_INVALID_XML, afs_xml_parser_finish(p, fresh()), &E, NULL);
+    afs_xml_parser_free(p);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -1922,6 +1999,7 @@ int main(int argc, char **argv) {
     response();
     response_reader();
     images();
+    xml();
     handles();
     c_edge();
     issue19();

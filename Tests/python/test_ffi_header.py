@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import pytest
 
-from afserialization import _ffi, errors, reader, response, serializers, values
+from afserialization import _ffi, errors, reader, response, serializers, values, xmlparse
 
 HEADER = Path(__file__).resolve().parents[2] / "include" / "afserialization.h"
 CLANG = os.environ.get("CLANG") or shutil.which("clang")
@@ -273,6 +273,7 @@ def python_enumerators() -> Dict[str, int]:
     out["AFS_RESPONSE_HTTP"] = response.HTTPResponseSerializer._KIND
     out["AFS_RESPONSE_JSON"] = response.JSONResponseSerializer._KIND
     out["AFS_RESPONSE_PLIST"] = response.PropertyListResponseSerializer._KIND
+    out["AFS_RESPONSE_XML"] = xmlparse.XMLResponseSerializer._KIND
     out["AFS_RESPONSE_IMAGE"] = response.ImageResponseSerializer._KIND
     out["AFS_JSON_READING_FRAGMENTS_ALLOWED"] = int(response.JSONReadingOptions.FRAGMENTS_ALLOWED)
     for m in reader.ReaderState:

@@ -8,6 +8,8 @@
 ///   NSJSONSerialization and Python's `json.loads` on bytes do).
 /// - Property list: accepts `application/x-plist`; decodes XML and binary property lists
 ///   with `PropertyListReader`.
+/// - XML: accepts `application/xml`, `text/xml`; decodes to a JsonML tree with
+///   `XMLTreeBuilder` (XMLResponse.swift).
 /// - Compound: an ordered list of the others; the first member whose validation passes
 ///   decodes the response; when none passes, the first member's outcome is the outcome.
 ///
@@ -17,7 +19,7 @@ public struct ResponseSerializer: Sendable {
     /// The kinds, as the C `afs_response_kind` enum. A compound serializer reports `.http`
     /// (AFCompoundResponseSerializer is an AFHTTPResponseSerializer) and `isCompound`.
     public enum Kind: Int32, Sendable {
-        case http = 0, json = 1, propertyList = 2
+        case http = 0, json = 1, propertyList = 2, xml = 3
         /// Images (`ImageResponse.swift`): the header read, the body handed back.
         case image = 4
     }
@@ -60,6 +62,7 @@ public struct ResponseSerializer: Sendable {
         case .http: acceptableContentTypes = nil
         case .json: acceptableContentTypes = ["application/json", "text/json", "text/javascript"]
         case .propertyList: acceptableContentTypes = ["application/x-plist"]
+        case .xml: acceptableContentTypes = ["application/xml", "text/xml"]
         case .image: acceptableContentTypes = ResponseSerializer.imageContentTypes
         }
     }
@@ -342,6 +345,9 @@ public struct ResponseSerializer: Sendable {
         case .propertyList:
             if body.count == 1 && body[0] == 0x20 { return nil }
             return try PropertyListReader.parse(body, maxDecodedBytes: maxDecodedBytes)
+        case .xml:
+            // The decoding limit bounds expanded entity text and the tree (XMLResponse.swift).
+            return try XMLTreeBuilder.parse(body, maxExpandedBytes: DecodeBudget.limit(bodySize: body.count, max: maxDecodedBytes))
         case .image:
             return try decodeImage(body, mime: mime)
         }

@@ -57,6 +57,7 @@ from .serializers import (ArrayStyle, BoolStyle, HTTPRequestSerializer, JSONRequ
                           JSONWritingOptions, PropertyListFormat, PropertyListRequestSerializer,
                           SerializerHeaders, SpaceStyle, StringEncoding)
 from .values import Value, ValueKind
+from .xmlparse import XMLParser, XMLResponseSerializer, xml_events
 
 #: The loaded library's version, "MAJOR.MINOR.PATCH" (an attribute, like ``library_path``;
 #: calling it, as the earlier function, still works with a DeprecationWarning).
@@ -78,6 +79,8 @@ __all__ = [
     # response serializers
     "HTTPResponseSerializer", "JSONResponseSerializer", "PropertyListResponseSerializer",
     "CompoundResponseSerializer", "JSONReadingOptions", "ImageResponseSerializer",
+    # XML
+    "XMLResponseSerializer", "XMLParser", "xml_events",
     # reading responses off the wire
     "ResponseReader", "ReaderState", "read_response",
     # options

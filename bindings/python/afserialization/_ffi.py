@@ -112,6 +112,28 @@ class afs_reader_limits(Structure):
 c_char_pp = POINTER(c_char_p)
 c_size_p = POINTER(c_size_t)
 
+c_xml_parser_p = _opaque("afs_xml_parser")
+
+
+class afs_xml_attribute(Structure):
+    """``afs_xml_attribute``: qname, ns_uri, local_name, value (UTF-8, borrowed)."""
+
+    _fields_ = [("qname", c_char_p), ("ns_uri", c_char_p), ("local_name", c_char_p), ("value", c_char_p)]
+
+
+#: ``afs_xml_handler`` members (character data and comments come with a length).
+XML_START_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_char_p, POINTER(afs_xml_attribute), c_size_t)
+XML_END_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p, c_char_p)
+XML_TEXT_FN = CFUNCTYPE(c_int, c_void_p, c_void_p, c_size_t)
+XML_PI_FN = CFUNCTYPE(c_int, c_void_p, c_char_p, c_char_p)
+
+
+class afs_xml_handler(Structure):
+    """``afs_xml_handler``: the callbacks of an XML parse."""
+
+    _fields_ = [("start_element", XML_START_FN), ("end_element", XML_END_FN), ("characters", XML_TEXT_FN),
+                ("comment", XML_TEXT_FN), ("processing_instruction", XML_PI_FN)]
+
 
 class afs_query_parse_options(Structure):
     """``afs_query_parse_options`` (section 16)."""
@@ -377,6 +399,13 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_response_object", c_int,
      [c_response_serializer_p, c_int, c_char_p, c_void_p, c_size_t, POINTER(c_value_p), c_error_p],
      None),
+    # 11. XML (xmlparse.py)
+    ("afs_xml_parse", c_int, [c_void_p, c_size_t, POINTER(afs_xml_handler), c_void_p, _E], _STATUS),
+    ("afs_xml_parser_new", c_xml_parser_p, [POINTER(afs_xml_handler), c_void_p, _E], _HANDLE),
+    ("afs_xml_parser_set_limits", c_int, [c_xml_parser_p, c_size_t, c_uint64, _E], _STATUS),
+    ("afs_xml_parser_feed", c_int, [c_xml_parser_p, c_void_p, c_size_t, _E], _STATUS),
+    ("afs_xml_parser_finish", c_int, [c_xml_parser_p, _E], _STATUS),
+    ("afs_xml_parser_free", None, [c_xml_parser_p], None),
     ("afs_value_count", c_size_t, [c_value_p], None),
     ("afs_value_key_at", c_void_p, [c_value_p, c_size_t, c_size_p], None),
     ("afs_value_at", c_value_p, [c_value_p, c_size_t], None),

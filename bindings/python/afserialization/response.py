@@ -86,7 +86,7 @@ _INT_MAX = (1 << 31) - 1
 _INT64_MIN = -(1 << 63)
 _INT64_MAX = (1 << 63) - 1
 
-_HTTP, _JSON, _PLIST = 0, 1, 2
+_HTTP, _JSON, _PLIST, _XML = 0, 1, 2, 3
 _IMAGE = 4
 
 #: Whether a response is decoded in one call into one pickle (``afs_response_pickle``);
@@ -650,6 +650,15 @@ class CompoundResponseSerializer(HTTPResponseSerializer):
     def _common_or_none(self, name: str) -> Any:
         values = {getattr(m, name) for m in self._members}
         return values.pop() if len(values) == 1 else None
+
+    def response_object(self, status_code: int, content_type: Optional[str],
+                        data: ResponseBody) -> Any:
+        """As :meth:`HTTPResponseSerializer.response_object`; an XML member's tree comes
+        back as an ``xml.etree.ElementTree.Element`` (see :mod:`afserialization.xmlparse`)."""
+        if not any(m._KIND == _XML for m in self._members):
+            return super().response_object(status_code, content_type, data)
+        from .xmlparse import compound_response_object
+        return compound_response_object(self, super().response_object, status_code, content_type, data)
 
     def copy(self) -> "CompoundResponseSerializer":
         """An independent copy of everything, members included."""
