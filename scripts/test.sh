@@ -14,7 +14,8 @@
 #   4. sanitizers (scripts/sanitize.sh): the C tests and the whole Swift XCTest suite under
 #      ASan (+UBSan for C) and TSan, with canaries proving each sanitizer live
 #   5. fuzzing: seeds, coverage corpora and regression inputs replayed through the targets,
-#      then a smoke run of AFS_FUZZ_SECONDS per target (default 5; 60 with --long-fuzz or
+#      then a smoke run of AFS_FUZZ_SECONDS per target, half the targets in each lane
+#      (default 5; 60 with --long-fuzz or
 #      when CI=true; 0 skips it)
 # The stages run in two lanes side by side (the build, ctest and the sanitizers in one; the
 # fuzzing, then fault injection and Python in the other). Each stage's output goes to
@@ -119,18 +120,31 @@ fault_and_matrix() {
     scripts/bad-input-matrix.sh --check --fault-results "$root/build-fault/results.tsv"
 }
 
+# The timed fuzzing is split between the lanes: the first half of scripts/fuzz.sh's targets
+# in lane 1, the second half in lane 2 after the sanitizers (each target runs alone, one
+# core each; the working corpora are per target).
+read -r -a fuzz_all <<<"$(sed -n 's/^all_targets=(\(.*\))$/\1/p' scripts/fuzz.sh)"
+fuzz_half=$(( (${#fuzz_all[@]} + 1) / 2 ))
+fuzz_first="${fuzz_all[*]:0:$fuzz_half}"
+fuzz_second="${fuzz_all[*]:$fuzz_half}"
+# --serial: lane 2 runs first, so lane 1 fuzzes every target
+if [ $serial -eq 1 ]; then fuzz_first="${fuzz_all[*]}"; fuzz_second=""; fi
+smoke() {  # smoke STAGE TARGETS...
+    local name=$1
+    shift
+    if [ "$fuzz_seconds" = 0 ]; then skip "$name" "AFS_FUZZ_SECONDS=0"; return; fi
+    stage "$name" env FUZZ_TARGETS="$*" scripts/fuzz.sh "$fuzz_seconds"
+}
+
 # Two lanes for 2 cores, balanced by their measured times:
-#   lane 1: the fuzz build, replay and smoke run, then (once lane 2 built the library)
-#           fault injection and the matrix, the Python wheel and the Python tests;
-#   lane 2: the build, ctest, the sanitizers.
+#   lane 1: the fuzz build, replay and the first half of the smoke run, then (once lane 2
+#           built the library) fault injection and the matrix, the Python wheel and the
+#           Python tests;
+#   lane 2: the build, ctest, the sanitizers, then the second half of the smoke run.
 lane_one() {
     if stage fuzz-build scripts/fuzz.sh --build; then
         stage fuzz-replay scripts/fuzz.sh --regressions
-        if [ "$fuzz_seconds" != 0 ]; then
-            stage fuzz-smoke scripts/fuzz.sh "$fuzz_seconds"
-        else
-            skip fuzz-smoke "AFS_FUZZ_SECONDS=0"
-        fi
+        smoke fuzz-smoke $fuzz_first
     else
         skip fuzz-replay "fuzz build failed"; skip fuzz-smoke "fuzz build failed"
     fi
@@ -153,6 +167,13 @@ lane_two() {
         skip ctest "build failed"
     fi
     stage sanitizers scripts/sanitize.sh --skip-valgrind   # ctest runs the valgrind tests
+    if [ -z "$fuzz_second" ]; then skip fuzz-smoke-2 "--serial: lane 1 fuzzes every target"; return; fi
+    while [ ! -f "$out/fuzz-build.result" ]; do sleep 2; done
+    if [ "$(cut -d' ' -f1 "$out/fuzz-build.result")" = ok ]; then
+        smoke fuzz-smoke-2 $fuzz_second
+    else
+        skip fuzz-smoke-2 "fuzz build failed"
+    fi
 }
 
 echo "test.sh: $([ $serial -eq 1 ] && echo "one lane" || echo "two lanes"); fuzzing ${fuzz_seconds} s per target; logs in build-test/"
@@ -172,7 +193,7 @@ echo "| stage | result | time |"
 echo "| --- | --- | --- |"
 passed=0
 failed=()
-for s in build ctest fault-and-matrix python-wheel python-tests sanitizers fuzz-build fuzz-replay fuzz-smoke; do
+for s in build ctest fault-and-matrix python-wheel python-tests sanitizers fuzz-build fuzz-replay fuzz-smoke fuzz-smoke-2; do
     read -r result secs <"$out/$s.result" 2>/dev/null || { result=missing; secs=""; }
     case $result in
         ok) passed=$((passed + 1)); echo "| $s | ok | ${secs} s |" ;;
