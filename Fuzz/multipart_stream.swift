@@ -144,6 +144,7 @@ func escapeQuotedRef(_ s: String) -> String {
     for c in s.unicodeScalars {
         switch c {
         case "\"": out += "%22"
+        case "\\": out += "\\\\"
         case "\r": out += "%0D"
         case "\n": out += "%0A"
         default: out.unicodeScalars.append(c)
@@ -158,9 +159,17 @@ func disposition(_ name: String, _ filename: String?) -> String {
     return s
 }
 
+/// A header value as the library writes it: without leading and trailing spaces and tabs.
+func trimmedRef(_ v: [UInt8]) -> [UInt8] {
+    var u = v[...]
+    while let f = u.first, f == 0x20 || f == 0x09 { u.removeFirst() }
+    while let l = u.last, l == 0x20 || l == 0x09 { u.removeLast() }
+    return Array(u)
+}
+
 func headerBlock(_ headers: [(String, String)]) -> [UInt8] {
     var out: [UInt8] = []
-    for (n, v) in headers { out += Array(n.utf8) + Array(": ".utf8) + Array(v.utf8) + [13, 10] }
+    for (n, v) in headers { out += Array(n.utf8) + Array(": ".utf8) + trimmedRef(Array(v.utf8)) + [13, 10] }
     return out + [13, 10]
 }
 

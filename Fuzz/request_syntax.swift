@@ -200,6 +200,20 @@ func referenceIsToken(_ s: String) -> Bool {
 
 func referenceIsHeaderValue(_ s: String) -> Bool { !s.utf8.contains { $0 == 0x0D || $0 == 0x0A || $0 == 0 } }
 
+/// A header value as the library keeps it: without leading and trailing spaces and tabs.
+func referenceTrimmed(_ s: String) -> String {
+    var u = Array(s.utf8)
+    while let l = u.last, l == 0x20 || l == 0x09 { u.removeLast() }
+    var i = 0
+    while i < u.count && (u[i] == 0x20 || u[i] == 0x09) { i += 1 }
+    return String(decoding: u[i...], as: UTF8.self)
+}
+
+/// The headers only the library sets (it frames the body).
+func referenceIsFraming(_ name: String) -> Bool {
+    ["content-length", "transfer-encoding"].contains(String(decoding: name.utf8.map { $0 >= 0x41 && $0 <= 0x5A ? $0 | 0x20 : $0 }, as: UTF8.self))
+}
+
 /// The N of "at offset N" in a message, if any.
 func namedOffset(_ message: String) -> Int? {
     let m = Array(message.utf8), needle = Array("at offset ".utf8)
@@ -278,11 +292,11 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         let name = textOrPiece(&inp, headerNamePieces, gen: &gen)
         let value: String? = inp.oneIn(8) ? nil : textOrPiece(&inp, headerValuePieces, gen: &gen)
         let before = serializer.headers
-        let ok = referenceIsToken(name) && (value.map(referenceIsHeaderValue) ?? true)
+        let ok = referenceIsToken(name) && !referenceIsFraming(name) && (value.map(referenceIsHeaderValue) ?? true)
         do {
             try serializer.setHeader(name, value)
             require(ok, "setHeader accepted \(show(Array(name.utf8))): \(value.map { show(Array($0.utf8)) } ?? "nil")")
-            require(serializer.header(name) == value, "setHeader(\(name)) then header() gives \(String(describing: serializer.header(name)))")
+            require(serializer.header(name) == value.map(referenceTrimmed), "setHeader(\(name)) then header() gives \(String(describing: serializer.header(name)))")
         } catch let e as AFSError {
             require(!ok && e.status == .invalidHeader, "setHeader(\(show(Array(name.utf8))), \(value.map { show(Array($0.utf8)) } ?? "nil")) failed with \(e)")
             require(serializer.headers == before, "a refused setHeader changed the headers")

@@ -2083,6 +2083,12 @@ enum {
  *         when the compression library cannot allocate); with AFS_COMPRESS_EXACT, AFS_E_IO
  *         for the temporary file and the body's own errors. On failure the request is
  *         unchanged.
+ * Out of memory with "br": libbrotli 1.0 (Debian 12's) ends the process when its own
+ * allocator fails. The library therefore probes the encoder's working memory (about 16 MiB,
+ * 32 MiB at levels 10-11) before every encoder call and answers AFS_E_NO_MEMORY when it is
+ * not there, and lets libbrotli fall back to plain malloc; an allocation that still fails
+ * inside libbrotli after a successful probe ends the process there. gzip, deflate and zstd
+ * have no such case.
  */
 AFS_API afs_status afs_request_set_content_encoding(afs_request *r, const char *coding, int level,
                                                     unsigned flags, afs_error *err);

@@ -13,6 +13,7 @@ root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 here="$root/Benchmarks/decoders"
 mb=${BENCH_MB:-1024}
 "$root/scripts/install-deps.sh"
+. "$root/scripts/env.sh"   # the project's python3 and cmake
 lib=$("$root/scripts/build-library.sh" "$root/build/lib" 2>/dev/null)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -11,6 +11,8 @@
 # The file is read from the page cache (one warm-up read first).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+"$root/scripts/install-deps.sh"
+. "$root/scripts/env.sh"   # the project's python3 and cmake
 here="$root/Benchmarks/transforms"
 size=256
 if [ "${1:-}" = --size ]; then size=$2; fi

@@ -6,6 +6,8 @@
 # Needs libexpat1-dev and libxml2-dev (scripts/install-deps.sh installs them).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+"$root/scripts/install-deps.sh"
+. "$root/scripts/env.sh"   # the project's python3 and cmake
 here="$root/Benchmarks/xml"
 lib=$("$root/scripts/build-library.sh" "$root/build/lib" 2>/dev/null)
 work=$(mktemp -d)

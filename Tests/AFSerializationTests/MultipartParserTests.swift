@@ -48,7 +48,7 @@ func parseMultipart(_ body: [UInt8], boundary: String, splits: [Int] = [], limit
     return c.parts
 }
 
-private func bytes(_ s: String) -> [UInt8] { Array(s.utf8) }
+// bytes(_:) comes from ResponseReaderTests.swift (the same helper)
 private func text(_ b: [UInt8]?) -> String? { b.map { String(decoding: $0, as: UTF8.self) } }
 
 final class MultipartParserTests: XCTestCase {

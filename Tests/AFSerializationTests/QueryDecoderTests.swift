@@ -124,7 +124,7 @@ final class QueryDecoderTests: XCTestCase {
     private func expected(_ v: Value, style: QueryStyle.ArrayStyle) -> Value? {
         switch v {
         case .null, .string: return v
-        case .int, .double, .bool: return .string(try! v.textBytes(literalBools: false).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) })
+        case .int, .double, .bool, .date: return .string(try! v.textBytes(literalBools: false).withUnsafeBufferPointer { String(decoding: $0, as: UTF8.self) })
         case .data: return nil
         case .dict(let d):
             var out = ValueDict()

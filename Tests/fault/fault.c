@@ -1106,7 +1106,7 @@ static const scenario scenarios[] = {
     {"alloc-response-plist", "alloc", "each realloc of an XML plist response fails in turn", s_alloc_response_plist},
     {"chunked-file-eio-in-chunk", "write_to_fd", "a chunked request's file part fails with EIO inside its chunk (copy_file_range, pread)", s_chunked_file_eio_in_chunk},
     {"alloc-compress-gzip", "alloc", "each realloc of gzip compression (zlib's own allocations included), digests, exact fails in turn", s_alloc_compress_gzip},
-    {"alloc-compress-br", "alloc", "each realloc of br compression (brotli's own allocations included), digests, exact fails in turn", s_alloc_compress_br},
+    {"alloc-compress-br", "alloc", "each realloc of br compression (the library's buffers; libbrotli's own allocations fall back to malloc, see the header), digests, exact fails in turn", s_alloc_compress_br},
 };
 
 static int remove_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {

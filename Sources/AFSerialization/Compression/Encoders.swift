@@ -2,15 +2,24 @@
 // zstd with libzstd, br with libbrotli. Decoding is Decoders.swift's business.
 internal import CAFSerialization
 
-/// zlib and brotli allocate through `afsMalloc`, so their allocations are checked ones
-/// (fault injection reaches them) and a failure is their own out-of-memory status, which
-/// becomes `.noMemory`.
+/// zlib allocates through `afsMalloc`, so its allocations are checked ones (fault injection
+/// reaches them) and a failure is its own out-of-memory status, which becomes `.noMemory`;
+/// brotli too, with the fallback below.
 private func zlibAlloc(_ opaque: UnsafeMutableRawPointer?, _ items: UInt32, _ size: UInt32) -> UnsafeMutableRawPointer? {
     let (n, o) = Int(items).multipliedReportingOverflow(by: Int(size))
     return o ? nil : afsMalloc(n)
 }
 private func zlibFree(_ opaque: UnsafeMutableRawPointer?, _ p: UnsafeMutableRawPointer?) { free(p) }
-private func brotliAlloc(_ opaque: UnsafeMutableRawPointer?, _ size: Int) -> UnsafeMutableRawPointer? { afsMalloc(size) }
+/// libbrotli's encoder (1.0.x as Debian ships it) ends the process (`exit(1)`) when its
+/// allocator returns NULL, so this one never does while plain `malloc` can still give the
+/// block: a failed checked allocation falls back to `malloc`. Before each encoder call the
+/// encoder's peak memory (`ContentEncoder.brotliPeak`) is probed, so a process
+/// short of memory gets `.noMemory` from the library instead; an allocation failing inside
+/// libbrotli after a successful probe still ends the process there (upstream behaviour,
+/// stated in the header).
+private func brotliAlloc(_ opaque: UnsafeMutableRawPointer?, _ size: Int) -> UnsafeMutableRawPointer? {
+    afsMalloc(size) ?? malloc(Swift.max(size, 1))
+}
 private func brotliFree(_ opaque: UnsafeMutableRawPointer?, _ p: UnsafeMutableRawPointer?) { free(p) }
 
 /// One streaming compressor. `compress` is called with all the input there is (and
@@ -71,6 +80,15 @@ public final class ContentEncoder {
             _ = BrotliEncoderSetParameter(b, BROTLI_PARAM_QUALITY, UInt32(level))
             brotli = b
         }
+    }
+
+    /// An upper estimate of libbrotli's working memory with its default 4 MiB window: the
+    /// ring buffer and the hashers (up to 2 x the window below quality 10, 6 x the window for
+    /// the Zopfli qualities 10 and 11), plus command and block buffers (libbrotli 1.0 has no
+    /// estimating function).
+    static func brotliPeak(_ quality: Int32) -> Int {
+        let window = 1 << Int(BROTLI_DEFAULT_WINDOW)
+        return window * (quality >= 10 ? 8 : 4)
     }
 
     private func end() {
@@ -142,6 +160,9 @@ public final class ContentEncoder {
             return (inb.pos, outb.pos)
         case .br:
             guard let b = brotli else { throw AFSError(.state, "the br encoder is not initialized") }
+            // libbrotli exits on a failed allocation (brotliAlloc): make sure its working
+            // memory can be had before it runs.
+            try Memory.probe(ContentEncoder.brotliPeak(level), "the br encoder's working memory")
             var availIn = input.count
             var nextIn: UnsafePointer<UInt8>? = inBase.assumingMemoryBound(to: UInt8.self)
             var availOut = capacity
