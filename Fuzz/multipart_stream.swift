@@ -651,7 +651,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     }
     require(parsed.count == script.parts.count, "the body holds \(parsed.count) parts, expected \(script.parts.count)")
     for (i, (p, e)) in zip(parsed, script.parts).enumerated() {
-        require(p.headers.count == e.headers.count && zip(p.headers, e.headers).allSatisfy { utf8Equal($0.0, $1.0) && utf8Equal($0.1, $1.1) },
+        require(p.headers.count == e.headers.count && zip(p.headers, e.headers).allSatisfy { utf8Equal($0.0, $1.0) && utf8Equal($0.1, String(decoding: trimmedRef(Array($1.1.utf8)), as: UTF8.self)) },
                 "part \(i) has headers \(p.headers), expected \(e.headers)")
         require(p.body == e.body, "part \(i) has another body")
     }
