@@ -1407,6 +1407,8 @@ static void issue19(void) {
     interrupted_write(r, bs, afs_body_stream_content_length(bs));
     afs_request_free(r);
     afs_form_free(form);
+    afs_value_free(params);
+    afs_serializer_free(s);
 }
 
 /* ---- body transforms (issue 22) ------------------------------------------------------------ */
