@@ -220,8 +220,9 @@ static uint8_t *plist_body(const afs_value *params, int format, size_t *len) {
     afs_request *r = afs_serializer_request(s, "POST", "http://example.com/", params, &err);
     CHECK(r != NULL);
     const uint8_t *b = afs_request_body(r, len);
-    uint8_t *copy = malloc(*len ? *len : 1);
+    uint8_t *copy = malloc(*len + 1);  /* NUL-terminated: the XML form is searched as text */
     if (b) memcpy(copy, b, *len);
+    copy[*len] = 0;
     afs_request_free(r);
     afs_serializer_free(s);
     return copy;
