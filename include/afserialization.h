@@ -2188,8 +2188,6 @@ AFS_API afs_status afs_serializer_set_content_encoding(afs_serializer *s, const 
  *     arrays of arrays come back as one inner array (`[[1,2],[3]]` → `[[1,2,3]]`);
  *   - no_brackets: an array with one member comes back as that member; arrays of arrays
  *     flatten; arrays of dictionaries come back as a dictionary of arrays;
- *   - a first key that starts with `?` loses it (the writer leaves `?` unescaped, as
- *     AFNetworking does, and the parser skips a leading `?`);
  *   - indexed: round trips whole (arrays of arrays and of dictionaries included), except
  *     that a dictionary whose keys are exactly "0" … "n-1" comes back as an array.
  *
@@ -2226,7 +2224,8 @@ enum {
 
 /**
  * Parses a query string into a new dictionary value.
- * @param text the query, with or without a leading `?` (a `#fragment` is not removed);
+ * @param text the query without the URL's `?` (a leading `?` belongs to the first name, since
+ *        the writer leaves `?` unescaped as AFNetworking does; a `#fragment` is not removed);
  *        NULL with len 0 is the empty query.
  * @param len its length in bytes, or AFS_NTS.
  * @param opts NULL for the defaults.

@@ -19,7 +19,8 @@ final class QueryDecoderTests: XCTestCase {
         XCTAssertEqual(try parse("a[]=1&a[]=2"), ["a": ["1", "2"]])
         XCTAssertEqual(try parse("a=1&a=2"), ["a": "2"])  // brackets: the last value
         XCTAssertEqual(try parse("key"), ["key": nil])
-        XCTAssertEqual(try parse("?x=1&&y="), ["x": "1", "y": ""])
+        XCTAssertEqual(try parse("x=1&&y="), ["x": "1", "y": ""])
+        XCTAssertEqual(try parse("?x=1"), ["?x": "1"])  // `?` is part of the name: the writer leaves it unescaped
         XCTAssertEqual(try parse("a+b=c+d"), ["a+b": "c+d"])
         XCTAssertEqual(try parse("a+b=c+d") { $0.plusAsSpace = true }, ["a b": "c d"])
         XCTAssertEqual(try parse("u[l][]=1&u[n]=x"), ["u": ["l": ["1"], "n": "x"]])

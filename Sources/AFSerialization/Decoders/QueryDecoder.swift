@@ -34,7 +34,8 @@ public struct QueryParseOptions: Sendable, Equatable {
 }
 
 public enum QueryDecoder {
-    /// Parses a query string (a leading `?` is skipped) into a dictionary.
+    /// Parses a query string into a dictionary (a leading `?` is part of the first name, as
+    /// the writer leaves `?` unescaped: strip the URL's `?` before).
     /// - Throws: `.limit` (parameter count, name or value length, depth with `refuseDeep`),
     ///   `.invalidArgument` (a malformed escape, a name that conflicts with an earlier one),
     ///   `.invalidUTF8`, `.noMemory`. C: `afs_query_parse`, `afs_form_body_parse`.
@@ -53,7 +54,6 @@ public enum QueryDecoder {
         builder.root.map.reserveCapacity(Swift.min(pieces, options.maxParams))
         var i = 0
         let n = text.count
-        if base[0] == UInt8(ascii: "?") { i = 1 }
         var index = 0
         var name = [UInt8](), value = [UInt8]()
         while i < n {

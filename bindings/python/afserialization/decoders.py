@@ -52,7 +52,8 @@ def _options(array_style: str, plus_as_space: bool, max_depth: int, max_params: 
 def parse_query(text: "str | bytes", array_style: str = "brackets", plus_as_space: bool = False,
                 max_depth: int = 5, max_params: int = 1000, max_length: int = 65536,
                 keep_bad_escapes: bool = False, refuse_deep: bool = False) -> dict:
-    """A query string (a leading ``?`` is skipped) as a ``dict`` of ``str``, ``None``,
+    """A query string (without the URL's ``?``: a leading ``?`` is part of the first name)
+    as a ``dict`` of ``str``, ``None``,
     ``dict`` and ``list``, nested as AFNetworking writes names (see the header's section 16
     for the rules of each ``array_style`` and what comes back where the format is ambiguous).
 
