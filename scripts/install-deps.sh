@@ -26,6 +26,7 @@ python=${AFS_PYTHON:-python3}
 # wheel, so no apt cmake is needed). `bin:NAME` is a program in the environment.
 pypi=$(cat <<'LIST'
 pytest pytest
+yaml pyyaml
 werkzeug werkzeug
 requests requests
 urllib3 urllib3

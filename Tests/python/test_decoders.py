@@ -6,7 +6,8 @@ backslash escape is read back as one backslash by Go's mime/multipart (a small p
 with `go build` at test time), Python's email, werkzeug and python-multipart; the inputs
 behind Go's CVE-2022-41725, CVE-2023-24536, CVE-2023-45290 and busboy/multer advisories are
 refused with the limit they hit. The peer cases are our own, written from the peers'
-published behaviour (no upstream test file was copied).
+published behaviour (no upstream test file was copied). python-multipart's own HTTP test
+data (vendored) runs in test_multipart_peer_data.py.
 """
 from __future__ import annotations
 
