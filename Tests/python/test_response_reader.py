@@ -529,27 +529,148 @@ def ll(file: str, title: str, data: bytes, messages: List[Tuple[int, bytes]], pa
 
 
 LLHTTP = [
-    ll('connection.md', 'Proxy-Connection', b'HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=UTF-8\r\nContent-Length: 11\r\nProxy-Connection: close\r\nDate: Thu, 31 Dec 2009 20:55:48 +0000\r\n\r\nhello world', [(200, b'hello world')], None, OK),
-    ll('connection.md', 'HTTP/1.0 with keep-alive and EOF-terminated 200 status', b'HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\nHTTP/1.0 200 OK', [], (200, b'HTTP/1.0 200 OK'), OK),
-    ll('connection.md', 'HTTP/1.0 with keep-alive and 204 status', b'HTTP/1.0 204 No content\r\nConnection: keep-alive\r\n\r\nHTTP/1.0 200 OK', [(204, b'')], (0, b''), OK),
+    ll('connection.md', 'Proxy-Connection', (b'HTTP/1.1 200 OK\r\n'
+       b'Content-Type: text/html; charset=UTF-8\r\n'
+       b'Content-Length: 11\r\n'
+       b'Proxy-Connection: close\r\n'
+       b'Date: Thu, 31 Dec 2009 20:55:48 +0000\r\n'
+       b'\r\n'
+       b'hello world'), [(200, b'hello world')], None, OK),
+    ll('connection.md', 'HTTP/1.0 with keep-alive and EOF-terminated 200 status', (b'HTTP/1.0 200 OK\r\n'
+       b'Connection: keep-alive\r\n'
+       b'\r\n'
+       b'HTTP/1.0 200 OK'), [], (200, b'HTTP/1.0 200 OK'), OK),
+    ll('connection.md', 'HTTP/1.0 with keep-alive and 204 status', (b'HTTP/1.0 204 No content\r\n'
+       b'Connection: keep-alive\r\n'
+       b'\r\n'
+       b'HTTP/1.0 200 OK'), [(204, b'')], (0, b''), OK),
     ll('connection.md', 'HTTP/1.1 with EOF-terminated 200 status', b'HTTP/1.1 200 OK\r\n\r\nHTTP/1.1 200 OK', [], (200, b'HTTP/1.1 200 OK'), OK),
     ll('connection.md', 'HTTP/1.1 with 204 status', b'HTTP/1.1 204 No content\r\n\r\nHTTP/1.1 200 OK', [(204, b'')], (0, b''), OK),
-    ll('connection.md', 'HTTP/1.1 with keep-alive disabled and 204 status', b'HTTP/1.1 204 No content\r\nConnection: close\r\n\r\nHTTP/1.1 200 OK', [(204, b'')], None, BAD, ours=([(204, b'')], (0, b''), OK), differs="data-after-close"),
-    ll('connection.md', 'HTTP/1.1 with keep-alive disabled, content-length (lenient)', b'HTTP/1.1 200 No content\r\nContent-Length: 5\r\nConnection: close\r\n\r\n2ad731e3-4dcd-4f70-b871-0ad284b29ffc', [(200, b'2ad73')], None, OK, mode="lenient-data-after-close", ours=([(200, b'2ad73')], None, BAD), differs="data-after-close"),
-    ll('connection.md', 'HTTP/1.1 with keep-alive disabled, content-length', b'HTTP/1.1 200 No content\r\nContent-Length: 5\r\nConnection: close\r\n\r\n2ad731e3-4dcd-4f70-b871-0ad284b29ffc', [(200, b'2ad73')], None, BAD),
-    ll('connection.md', 'HTTP/1.1 with keep-alive disabled and 204 status (lenient)', b'HTTP/1.1 204 No content\r\nConnection: close\r\n\r\nHTTP/1.1 200 OK', [(204, b'')], (0, b''), OK, mode="lenient-keep-alive"),
-    ll('connection.md', 'HTTP 101 response with Upgrade and Content-Length header', b'HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: h2c\r\nContent-Length: 4\r\n\r\nbodyproto', [(101, b'')], None, OK),
-    ll('connection.md', 'HTTP 101 response with Upgrade and Transfer-Encoding header', b'HTTP/1.1 101 Switching Protocols\r\nConnection: upgrade\r\nUpgrade: h2c\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nbo\r\n2\r\ndy\r\n0\r\n\r\nproto', [(101, b'')], None, OK),
-    ll('connection.md', 'HTTP 200 response with Upgrade header', b'HTTP/1.1 200 OK\r\nConnection: upgrade\r\nUpgrade: h2c\r\n\r\nbody', [], (200, b'body'), OK),
-    ll('connection.md', 'HTTP 200 response with Upgrade header and Content-Length', b'HTTP/1.1 200 OK\r\nConnection: upgrade\r\nUpgrade: h2c\r\nContent-Length: 4\r\n\r\nbody', [(200, b'body')], None, OK),
-    ll('connection.md', 'HTTP 200 response with Upgrade header and Transfer-Encoding', b'HTTP/1.1 200 OK\r\nConnection: upgrade\r\nUpgrade: h2c\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nbo\r\n2\r\ndy\r\n0\r\n\r\n', [(200, b'body')], None, OK),
-    ll('connection.md', 'HTTP 304 with Content-Length', b'HTTP/1.1 304 Not Modified\r\nContent-Length: 10\r\n\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nhello', [(304, b''), (200, b'hello')], None, OK, ours=([(304, b'')], None, BAD), differs="leading-crlf"),
-    ll('connection.md', 'HTTP 304 with Transfer-Encoding', b'HTTP/1.1 304 Not Modified\r\nTransfer-Encoding: chunked\r\n\r\nHTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n0\r\n', [(304, b'')], (200, b'hello'), OK),
-    ll('connection.md', 'HTTP 100 first, then 400', b'HTTP/1.1 100 Continue\r\n\r\n\r\nHTTP/1.1 404 Not Found\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: 14\r\nDate: Fri, 15 Sep 2023 19:47:23 GMT\r\nServer: Python/3.10 aiohttp/4.0.0a2.dev0\r\n\r\n404: Not Found', [(100, b''), (404, b'404: Not Found')], None, OK, ours=([], None, BAD), differs="leading-crlf"),
-    ll('connection.md', 'HTTP 103 first, then 200', b'HTTP/1.1 103 Early Hints\r\nLink: </styles.css>; rel=preload; as=style\r\n\r\nHTTP/1.1 200 OK\r\nDate: Wed, 13 Sep 2023 11:09:41 GMT\r\nConnection: keep-alive\r\nKeep-Alive: timeout=5\r\nContent-Length: 17\r\n\r\nresponse content', [(103, b'')], (200, b'response content'), OK),
-    ll('content-length.md', 'Response without `Content-Length`, but with body', b'HTTP/1.1 200 OK\r\nDate: Tue, 04 Aug 2009 07:59:32 GMT\r\nServer: Apache\r\nX-Powered-By: Servlet/2.5 JSP/2.1\r\nContent-Type: text/xml; charset=utf-8\r\nConnection: close\r\n\r\n<?xml version="1.0" encoding="UTF-8"?>\n<SOAP-ENV:Envelope xmlns:SOAP-ENV="http://schemas.xmlsoap.org/soap/envelope/">\n  <SOAP-ENV:Body>\n    <SOAP-ENV:Fault>\n       <faultcode>SOAP-ENV:Client</faultcode>\n       <faultstring>Client Error</faultstring>\n    </SOAP-ENV:Fault>\n  </SOAP-ENV:Body>\n</SOAP-ENV:Envelope>', [], (200, b'<?xml version="1.0" encoding="UTF-8"?>\n<SOAP-ENV:Envelope xmlns:SOAP-ENV="http://schemas.xmlsoap.org/soap/envelope/">\n  <SOAP-ENV:Body>\n    <SOAP-ENV:Fault>\n       <faultcode>SOAP-ENV:Client</faultcode>\n       <faultstring>Client Error</faultstring>\n    </SOAP-ENV:Fault>\n  </SOAP-ENV:Body>\n</SOAP-ENV:Envelope>'), OK),
-    ll('content-length.md', 'Content-Length-X', b'HTTP/1.1 200 OK\r\nContent-Length-X: 0\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nOK\r\n0\r\n\r\n', [(200, b'OK')], None, OK),
-    ll('content-length.md', 'Content-Length reset when no body is received', b'HTTP/1.1 200 OK\r\nContent-Length: 123\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 456\r\n\r\n', [(200, b''), (200, b'')], None, OK, method="HEAD"),
+    ll('connection.md', 'HTTP/1.1 with keep-alive disabled and 204 status', (b'HTTP/1.1 204 No content\r\n'
+       b'Connection: close\r\n'
+       b'\r\n'
+       b'HTTP/1.1 200 OK'), [(204, b'')], None, BAD, ours=([(204, b'')], (0, b''), OK), differs="data-after-close"),
+    ll('connection.md', 'HTTP/1.1 with keep-alive disabled, content-length (lenient)', (b'HTTP/1.1 200 No content\r\n'
+       b'Content-Length: 5\r\n'
+       b'Connection: close\r\n'
+       b'\r\n'
+       b'2ad731e3-4dcd-4f70-b871-0ad284b29ffc'), [(200, b'2ad73')], None, OK, mode="lenient-data-after-close", ours=([(200, b'2ad73')], None, BAD), differs="data-after-close"),
+    ll('connection.md', 'HTTP/1.1 with keep-alive disabled, content-length', (b'HTTP/1.1 200 No content\r\n'
+       b'Content-Length: 5\r\n'
+       b'Connection: close\r\n'
+       b'\r\n'
+       b'2ad731e3-4dcd-4f70-b871-0ad284b29ffc'), [(200, b'2ad73')], None, BAD),
+    ll('connection.md', 'HTTP/1.1 with keep-alive disabled and 204 status (lenient)', (b'HTTP/1.1 204 No content\r\n'
+       b'Connection: close\r\n'
+       b'\r\n'
+       b'HTTP/1.1 200 OK'), [(204, b'')], (0, b''), OK, mode="lenient-keep-alive"),
+    ll('connection.md', 'HTTP 101 response with Upgrade and Content-Length header', (b'HTTP/1.1 101 Switching Protocols\r\n'
+       b'Connection: upgrade\r\n'
+       b'Upgrade: h2c\r\n'
+       b'Content-Length: 4\r\n'
+       b'\r\n'
+       b'bodyproto'), [(101, b'')], None, OK),
+    ll('connection.md', 'HTTP 101 response with Upgrade and Transfer-Encoding header', (b'HTTP/1.1 101 Switching Protocols\r\n'
+       b'Connection: upgrade\r\n'
+       b'Upgrade: h2c\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'2\r\n'
+       b'bo\r\n'
+       b'2\r\n'
+       b'dy\r\n'
+       b'0\r\n'
+       b'\r\n'
+       b'proto'), [(101, b'')], None, OK),
+    ll('connection.md', 'HTTP 200 response with Upgrade header', (b'HTTP/1.1 200 OK\r\n'
+       b'Connection: upgrade\r\n'
+       b'Upgrade: h2c\r\n'
+       b'\r\n'
+       b'body'), [], (200, b'body'), OK),
+    ll('connection.md', 'HTTP 200 response with Upgrade header and Content-Length', (b'HTTP/1.1 200 OK\r\n'
+       b'Connection: upgrade\r\n'
+       b'Upgrade: h2c\r\n'
+       b'Content-Length: 4\r\n'
+       b'\r\n'
+       b'body'), [(200, b'body')], None, OK),
+    ll('connection.md', 'HTTP 200 response with Upgrade header and Transfer-Encoding', (b'HTTP/1.1 200 OK\r\n'
+       b'Connection: upgrade\r\n'
+       b'Upgrade: h2c\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'2\r\n'
+       b'bo\r\n'
+       b'2\r\n'
+       b'dy\r\n'
+       b'0\r\n'
+       b'\r\n'), [(200, b'body')], None, OK),
+    ll('connection.md', 'HTTP 304 with Content-Length', (b'HTTP/1.1 304 Not Modified\r\n'
+       b'Content-Length: 10\r\n'
+       b'\r\n'
+       b'\r\n'
+       b'HTTP/1.1 200 OK\r\n'
+       b'Content-Length: 5\r\n'
+       b'\r\n'
+       b'hello'), [(304, b''), (200, b'hello')], None, OK, ours=([(304, b'')], None, BAD), differs="leading-crlf"),
+    ll('connection.md', 'HTTP 304 with Transfer-Encoding', (b'HTTP/1.1 304 Not Modified\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'HTTP/1.1 200 OK\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'5\r\n'
+       b'hello\r\n'
+       b'0\r\n'), [(304, b'')], (200, b'hello'), OK),
+    ll('connection.md', 'HTTP 100 first, then 400', (b'HTTP/1.1 100 Continue\r\n'
+       b'\r\n'
+       b'\r\n'
+       b'HTTP/1.1 404 Not Found\r\n'
+       b'Content-Type: text/plain; charset=utf-8\r\n'
+       b'Content-Length: 14\r\n'
+       b'Date: Fri, 15 Sep 2023 19:47:23 GMT\r\n'
+       b'Server: Python/3.10 aiohttp/4.0.0a2.dev0\r\n'
+       b'\r\n'
+       b'404: Not Found'), [(100, b''), (404, b'404: Not Found')], None, OK, ours=([], None, BAD), differs="leading-crlf"),
+    ll('connection.md', 'HTTP 103 first, then 200', (b'HTTP/1.1 103 Early Hints\r\n'
+       b'Link: </styles.css>; rel=preload; as=style\r\n'
+       b'\r\n'
+       b'HTTP/1.1 200 OK\r\n'
+       b'Date: Wed, 13 Sep 2023 11:09:41 GMT\r\n'
+       b'Connection: keep-alive\r\n'
+       b'Keep-Alive: timeout=5\r\n'
+       b'Content-Length: 17\r\n'
+       b'\r\n'
+       b'response content'), [(103, b'')], (200, b'response content'), OK),
+    ll('content-length.md', 'Response without `Content-Length`, but with body', (b'HTTP/1.1 200 OK\r\n'
+       b'Date: Tue, 04 Aug 2009 07:59:32 GMT\r\n'
+       b'Server: Apache\r\n'
+       b'X-Powered-By: Servlet/2.5 JSP/2.1\r\n'
+       b'Content-Type: text/xml; charset=utf-8\r\n'
+       b'Connection: close\r\n'
+       b'\r\n'
+       b'<?xml version="1.0" encoding="UTF-8"?>\n'
+       b'<SOAP-ENV:Envelope xmlns:SOAP-ENV="http://schemas.xmlsoap.org/soap/envelope/">\n'
+       b'  <SOAP-ENV:Body>\n'
+       b'    <SOAP-ENV:Fault>\n'
+       b'       <faultcode>SOAP-ENV:Client</faultcode>\n'
+       b'       <faultstring>Client Error</faultstring>\n'
+       b'    </SOAP-ENV:Fault>\n'
+       b'  </SOAP-ENV:Body>\n'
+       b'</SOAP-ENV:Envelope>'), [], (200, b'<?xml version="1.0" encoding="UTF-8"?>\n<SOAP-ENV:Envelope xmlns:SOAP-ENV="http://schemas.xmlsoap.org/soap/envelope/">\n  <SOAP-ENV:Body>\n    <SOAP-ENV:Fault>\n       <faultcode>SOAP-ENV:Client</faultcode>\n       <faultstring>Client Error</faultstring>\n    </SOAP-ENV:Fault>\n  </SOAP-ENV:Body>\n</SOAP-ENV:Envelope>'), OK),
+    ll('content-length.md', 'Content-Length-X', (b'HTTP/1.1 200 OK\r\n'
+       b'Content-Length-X: 0\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'2\r\n'
+       b'OK\r\n'
+       b'0\r\n'
+       b'\r\n'), [(200, b'OK')], None, OK),
+    ll('content-length.md', 'Content-Length reset when no body is received', (b'HTTP/1.1 200 OK\r\n'
+       b'Content-Length: 123\r\n'
+       b'\r\n'
+       b'HTTP/1.1 200 OK\r\n'
+       b'Content-Length: 456\r\n'
+       b'\r\n'), [(200, b''), (200, b'')], None, OK, method="HEAD"),
     ll('content-length.md', 'Tabs in `Content-Length` (surrounding)', b'HTTP/1.1 200 OK\r\nContent-Length:\t42\t\r\n\r\n', [], (200, b''), OK),
     ll('finish.md', 'It should be safe to finish with cb after empty response', b'HTTP/1.1 200 OK\r\n\r\n', [], (200, b''), OK, mode="finish"),
     ll('invalid.md', 'Incomplete HTTP protocol', b'HTP/1.1 200 OK\r\n\r\n', [], (0, b''), BAD),
@@ -579,41 +700,241 @@ LLHTTP = [
     ll('pausing.md', 'on_header_field_complete', b'HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc', [(200, b'abc')], None, OK, paused=True),
     ll('pausing.md', 'on_header_value_complete', b'HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc', [(200, b'abc')], None, OK, paused=True),
     ll('pausing.md', 'on_headers_complete', b'HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc', [(200, b'abc')], None, OK, paused=True),
-    ll('pausing.md', 'on_chunk_header', b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n0\r\n\r\n', [(200, b'0123456789')], None, OK, paused=True),
-    ll('pausing.md', 'on_chunk_extension_name', b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na;foo=bar\r\n0123456789\r\n0\r\n\r\n', [(200, b'0123456789')], None, OK, paused=True),
-    ll('pausing.md', 'on_chunk_extension_value', b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na;foo=bar\r\n0123456789\r\n0\r\n\r\n', [(200, b'0123456789')], None, OK, paused=True),
-    ll('pausing.md', 'on_chunk_complete', b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\na\r\n0123456789\r\n0\r\n\r\n', [(200, b'0123456789')], None, OK, paused=True),
-    ll('pipelining.md', 'Should parse multiple events', b'HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nAAA\r\nHTTP/1.1 201 Created\r\nContent-Length: 4\r\n\r\nBBBB\r\nHTTP/1.1 202 Accepted\r\nContent-Length: 5\r\n\r\nCCCC', [(200, b'AAA'), (201, b'BBBB')], (202, b'CCCC'), OK, ours=([(200, b'AAA')], None, BAD), differs="leading-crlf"),
-    ll('sample.md', 'Simple response', b'HTTP/1.1 200 OK\r\nHeader1: Value1\r\nHeader2:\t Value2\r\nContent-Length: 0\r\n\r\n', [(200, b'')], None, OK),
+    ll('pausing.md', 'on_chunk_header', (b'HTTP/1.1 200 OK\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'a\r\n'
+       b'0123456789\r\n'
+       b'0\r\n'
+       b'\r\n'), [(200, b'0123456789')], None, OK, paused=True),
+    ll('pausing.md', 'on_chunk_extension_name', (b'HTTP/1.1 200 OK\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'a;foo=bar\r\n'
+       b'0123456789\r\n'
+       b'0\r\n'
+       b'\r\n'), [(200, b'0123456789')], None, OK, paused=True),
+    ll('pausing.md', 'on_chunk_extension_value', (b'HTTP/1.1 200 OK\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'a;foo=bar\r\n'
+       b'0123456789\r\n'
+       b'0\r\n'
+       b'\r\n'), [(200, b'0123456789')], None, OK, paused=True),
+    ll('pausing.md', 'on_chunk_complete', (b'HTTP/1.1 200 OK\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'a\r\n'
+       b'0123456789\r\n'
+       b'0\r\n'
+       b'\r\n'), [(200, b'0123456789')], None, OK, paused=True),
+    ll('pipelining.md', 'Should parse multiple events', (b'HTTP/1.1 200 OK\r\n'
+       b'Content-Length: 3\r\n'
+       b'\r\n'
+       b'AAA\r\n'
+       b'HTTP/1.1 201 Created\r\n'
+       b'Content-Length: 4\r\n'
+       b'\r\n'
+       b'BBBB\r\n'
+       b'HTTP/1.1 202 Accepted\r\n'
+       b'Content-Length: 5\r\n'
+       b'\r\n'
+       b'CCCC'), [(200, b'AAA'), (201, b'BBBB')], (202, b'CCCC'), OK, ours=([(200, b'AAA')], None, BAD), differs="leading-crlf"),
+    ll('sample.md', 'Simple response', (b'HTTP/1.1 200 OK\r\n'
+       b'Header1: Value1\r\n'
+       b'Header2:\t Value2\r\n'
+       b'Content-Length: 0\r\n'
+       b'\r\n'), [(200, b'')], None, OK),
     ll('sample.md', 'RTSP response', b'RTSP/1.1 200 OK\r\n\r\n', [], (200, b''), OK, ours=([], None, BAD), differs="protocol"),
     ll('sample.md', 'ICE response', b'ICE/1.1 200 OK\r\n\r\n', [], (200, b''), OK, ours=([], None, BAD), differs="protocol"),
     ll('sample.md', 'Error on invalid response start', b'HTTPER/1.1 200 OK\r\n\r\n', [], (0, b''), BAD),
     ll('sample.md', 'Empty body should not trigger spurious span callbacks', b'HTTP/1.1 200 OK\r\n\r\n', [], (200, b''), OK),
-    ll('sample.md', 'Google 301', b'HTTP/1.1 301 Moved Permanently\r\nLocation: http://www.google.com/\r\nContent-Type: text/html; charset=UTF-8\r\nDate: Sun, 26 Apr 2009 11:11:49 GMT\r\nExpires: Tue, 26 May 2009 11:11:49 GMT\r\nX-$PrototypeBI-Version: 1.6.0.3\r\nCache-Control: public, max-age=2592000\r\nServer: gws\r\nContent-Length:  219  \r\n\r\n<HTML><HEAD><meta http-equiv=content-type content=text/html;charset=utf-8>\n<TITLE>301 Moved</TITLE></HEAD><BODY>\n<H1>301 Moved</H1>\nThe document has moved\n<A HREF="http://www.google.com/">here</A>.\r\n</BODY></HTML>', [], (301, b'<HTML><HEAD><meta http-equiv=content-type content=text/html;charset=utf-8>\n<TITLE>301 Moved</TITLE></HEAD><BODY>\n<H1>301 Moved</H1>\nThe document has moved\n<A HREF="http://www.google.com/">here</A>.\r\n</BODY></HTML>'), OK),
-    ll('sample.md', 'amazon.com', b'HTTP/1.1 301 MovedPermanently\r\nDate: Wed, 15 May 2013 17:06:33 GMT\r\nServer: Server\r\nx-amz-id-1: 0GPHKXSJQ826RK7GZEB2\r\np3p: policyref="http://www.amazon.com/w3c/p3p.xml",CP="CAO DSP LAW CUR ADM IVAo IVDo CONo OTPo OUR DELi PUBi OTRi BUS PHY ONL UNI PUR FIN COM NAV INT DEM CNT STA HEA PRE LOC GOV OTC "\r\nx-amz-id-2: STN69VZxIFSz9YJLbz1GDbxpbjG6Qjmmq5E3DxRhOUw+Et0p4hr7c/Q8qNcx4oAD\r\nLocation: http://www.amazon.com/Dan-Brown/e/B000AP9DSU/ref=s9_pop_gw_al1?_encoding=UTF8&refinementId=618073011&pf_rd_m=ATVPDKIKX0DER&pf_rd_s=center-2&pf_rd_r=0SHYY5BZXN3KR20BNFAY&pf_rd_t=101&pf_rd_p=1263340922&pf_rd_i=507846\r\nVary: Accept-Encoding,User-Agent\r\nContent-Type: text/html; charset=ISO-8859-1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n\n\r\n0\r\n\r\n', [(301, b'\n')], None, OK),
+    ll('sample.md', 'Google 301', (b'HTTP/1.1 301 Moved Permanently\r\n'
+       b'Location: http://www.google.com/\r\n'
+       b'Content-Type: text/html; charset=UTF-8\r\n'
+       b'Date: Sun, 26 Apr 2009 11:11:49 GMT\r\n'
+       b'Expires: Tue, 26 May 2009 11:11:49 GMT\r\n'
+       b'X-$PrototypeBI-Version: 1.6.0.3\r\n'
+       b'Cache-Control: public, max-age=2592000\r\n'
+       b'Server: gws\r\n'
+       b'Content-Length:  219  \r\n'
+       b'\r\n'
+       b'<HTML><HEAD><meta http-equiv=content-type content=text/html;charset=utf-8>\n'
+       b'<TITLE>301 Moved</TITLE></HEAD><BODY>\n'
+       b'<H1>301 Moved</H1>\n'
+       b'The document has moved\n'
+       b'<A HREF="http://www.google.com/">here</A>.\r\n'
+       b'</BODY></HTML>'), [], (301, b'<HTML><HEAD><meta http-equiv=content-type content=text/html;charset=utf-8>\n<TITLE>301 Moved</TITLE></HEAD><BODY>\n<H1>301 Moved</H1>\nThe document has moved\n<A HREF="http://www.google.com/">here</A>.\r\n</BODY></HTML>'), OK),
+    ll('sample.md', 'amazon.com', (b'HTTP/1.1 301 MovedPermanently\r\n'
+       b'Date: Wed, 15 May 2013 17:06:33 GMT\r\n'
+       b'Server: Server\r\n'
+       b'x-amz-id-1: 0GPHKXSJQ826RK7GZEB2\r\n'
+       b'p3p: policyref="http://www.amazon.com/w3c/p3p.xml",CP="CAO DSP LAW CUR ADM IVAo IVDo CONo OTPo OUR DELi PUBi OTRi BUS PHY ONL UNI PUR FIN COM NAV INT DEM CNT STA HEA PRE LOC GOV OTC "\r\n'
+       b'x-amz-id-2: STN69VZxIFSz9YJLbz1GDbxpbjG6Qjmmq5E3DxRhOUw+Et0p4hr7c/Q8qNcx4oAD\r\n'
+       b'Location: http://www.amazon.com/Dan-Brown/e/B000AP9DSU/ref=s9_pop_gw_al1?_encoding=UTF8&refinementId=618073011&pf_rd_m=ATVPDKIKX0DER&pf_rd_s=center-2&pf_rd_r=0SHYY5BZXN3KR20BNFAY&pf_rd_t=101&pf_rd_p=1263340922&pf_rd_i=507846\r\n'
+       b'Vary: Accept-Encoding,User-Agent\r\n'
+       b'Content-Type: text/html; charset=ISO-8859-1\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'1\r\n'
+       b'\n'
+       b'\r\n'
+       b'0\r\n'
+       b'\r\n'), [(301, b'\n')], None, OK),
     ll('sample.md', 'No headers and no body', b'HTTP/1.1 404 Not Found\r\n\r\n', [], (404, b''), OK),
     ll('sample.md', 'No reason phrase', b'HTTP/1.1 301\r\n\r\n', [], (301, b''), OK),
     ll('sample.md', 'Empty reason phrase after space', b'HTTP/1.1 200 \r\n\r\n', [], (200, b''), OK),
-    ll('sample.md', 'No carriage ret', b'HTTP/1.1 200 OK\nContent-Type: text/html; charset=utf-8\nConnection: close\n\nthese headers are from http://news.ycombinator.com/', [], (0, b''), BAD),
-    ll('sample.md', 'No carriage ret (lenient)', b'HTTP/1.1 200 OK\nContent-Type: text/html; charset=utf-8\nConnection: close\n\nthese headers are from http://news.ycombinator.com/', [], (200, b'these headers are from http://news.ycombinator.com/'), OK, mode="lenient-optional-cr-before-lf", ours=([], None, BAD), differs="bare-lf"),
-    ll('sample.md', 'Underscore in header key', b'HTTP/1.1 200 OK\r\nServer: DCLK-AdSvr\r\nContent-Type: text/xml\r\nContent-Length: 0\r\nDCLK_imp: v7;x;114750856;0-0;0;17820020;0/0;21603567/21621457/1;;~okv=;dcmt=text/xml;;~cs=o\r\n\r\n', [(200, b'')], None, OK),
-    ll('sample.md', 'bonjourmadame.fr', b'HTTP/1.0 301 Moved Permanently\r\nDate: Thu, 03 Jun 2010 09:56:32 GMT\r\nServer: Apache/2.2.3 (Red Hat)\r\nCache-Control: public\r\nPragma: \r\nLocation: http://www.bonjourmadame.fr/\r\nVary: Accept-Encoding\r\nContent-Length: 0\r\nContent-Type: text/html; charset=UTF-8\r\nConnection: keep-alive\r\n\r\n', [(301, b'')], None, OK),
-    ll('sample.md', 'Spaces in header value', b'HTTP/1.1 200 OK\r\nDate: Tue, 28 Sep 2010 01:14:13 GMT\r\nServer: Apache\r\nCache-Control: no-cache, must-revalidate\r\nExpires: Mon, 26 Jul 1997 05:00:00 GMT\r\n.et-Cookie: PlaxoCS=1274804622353690521; path=/; domain=.plaxo.com\r\nVary: Accept-Encoding\r\n_eep-Alive: timeout=45\r\n_onnection: Keep-Alive\r\nTransfer-Encoding: chunked\r\nContent-Type: text/html\r\nConnection: close\r\n\r\n0\r\n\r\n', [(200, b'')], None, OK),
-    ll('sample.md', 'Spaces in header name', b'HTTP/1.1 200 OK\r\nServer: Microsoft-IIS/6.0\r\nX-Powered-By: ASP.NET\r\nen-US Content-Type: text/xml\r\nContent-Type: text/xml\r\nContent-Length: 16\r\nDate: Fri, 23 Jul 2010 18:45:38 GMT\r\nConnection: keep-alive\r\n\r\n<xml>hello</xml>', [], (0, b''), BAD),
-    ll('sample.md', 'Non ASCII in status line', b'HTTP/1.1 500 Ori\xebntatieprobleem\r\nDate: Fri, 5 Nov 2010 23:07:12 GMT+2\r\nContent-Length: 0\r\nConnection: close\r\n\r\n', [(500, b'')], None, OK),
+    ll('sample.md', 'No carriage ret', (b'HTTP/1.1 200 OK\n'
+       b'Content-Type: text/html; charset=utf-8\n'
+       b'Connection: close\n'
+       b'\n'
+       b'these headers are from http://news.ycombinator.com/'), [], (0, b''), BAD),
+    ll('sample.md', 'No carriage ret (lenient)', (b'HTTP/1.1 200 OK\n'
+       b'Content-Type: text/html; charset=utf-8\n'
+       b'Connection: close\n'
+       b'\n'
+       b'these headers are from http://news.ycombinator.com/'), [], (200, b'these headers are from http://news.ycombinator.com/'), OK, mode="lenient-optional-cr-before-lf", ours=([], None, BAD), differs="bare-lf"),
+    ll('sample.md', 'Underscore in header key', (b'HTTP/1.1 200 OK\r\n'
+       b'Server: DCLK-AdSvr\r\n'
+       b'Content-Type: text/xml\r\n'
+       b'Content-Length: 0\r\n'
+       b'DCLK_imp: v7;x;114750856;0-0;0;17820020;0/0;21603567/21621457/1;;~okv=;dcmt=text/xml;;~cs=o\r\n'
+       b'\r\n'), [(200, b'')], None, OK),
+    ll('sample.md', 'bonjourmadame.fr', (b'HTTP/1.0 301 Moved Permanently\r\n'
+       b'Date: Thu, 03 Jun 2010 09:56:32 GMT\r\n'
+       b'Server: Apache/2.2.3 (Red Hat)\r\n'
+       b'Cache-Control: public\r\n'
+       b'Pragma: \r\n'
+       b'Location: http://www.bonjourmadame.fr/\r\n'
+       b'Vary: Accept-Encoding\r\n'
+       b'Content-Length: 0\r\n'
+       b'Content-Type: text/html; charset=UTF-8\r\n'
+       b'Connection: keep-alive\r\n'
+       b'\r\n'), [(301, b'')], None, OK),
+    ll('sample.md', 'Spaces in header value', (b'HTTP/1.1 200 OK\r\n'
+       b'Date: Tue, 28 Sep 2010 01:14:13 GMT\r\n'
+       b'Server: Apache\r\n'
+       b'Cache-Control: no-cache, must-revalidate\r\n'
+       b'Expires: Mon, 26 Jul 1997 05:00:00 GMT\r\n'
+       b'.et-Cookie: PlaxoCS=1274804622353690521; path=/; domain=.plaxo.com\r\n'
+       b'Vary: Accept-Encoding\r\n'
+       b'_eep-Alive: timeout=45\r\n'
+       b'_onnection: Keep-Alive\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'Content-Type: text/html\r\n'
+       b'Connection: close\r\n'
+       b'\r\n'
+       b'0\r\n'
+       b'\r\n'), [(200, b'')], None, OK),
+    ll('sample.md', 'Spaces in header name', (b'HTTP/1.1 200 OK\r\n'
+       b'Server: Microsoft-IIS/6.0\r\n'
+       b'X-Powered-By: ASP.NET\r\n'
+       b'en-US Content-Type: text/xml\r\n'
+       b'Content-Type: text/xml\r\n'
+       b'Content-Length: 16\r\n'
+       b'Date: Fri, 23 Jul 2010 18:45:38 GMT\r\n'
+       b'Connection: keep-alive\r\n'
+       b'\r\n'
+       b'<xml>hello</xml>'), [], (0, b''), BAD),
+    ll('sample.md', 'Non ASCII in status line', (b'HTTP/1.1 500 Ori\xebntatieprobleem\r\n'
+       b'Date: Fri, 5 Nov 2010 23:07:12 GMT+2\r\n'
+       b'Content-Length: 0\r\n'
+       b'Connection: close\r\n'
+       b'\r\n'), [(500, b'')], None, OK),
     ll('sample.md', 'HTTP version 0.9', b'HTTP/0.9 200 OK\r\n\r\n', [], (200, b''), OK, ours=([], None, BAD), differs="version"),
-    ll('sample.md', 'No Content-Length, no Transfer-Encoding', b'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\nhello world', [], (200, b'hello world'), OK),
-    ll('sample.md', 'Response starting with CRLF', b'\r\nHTTP/1.1 200 OK\r\nHeader1: Value1\r\nHeader2:\t Value2\r\nContent-Length: 0\r\n\r\n', [(200, b'')], None, OK, ours=([], None, BAD), differs="leading-crlf"),
-    ll('transfer-encoding.md', 'Trailing space on chunked body', b'HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nTransfer-Encoding: chunked\r\n\r\n25  \r\nThis is the data in the first chunk\r\n\r\n1C\r\nand this is the second one\r\n\r\n0  \r\n\r\n', [], (200, b''), BAD, ours=([(200, b'This is the data in the first chunk\r\nand this is the second one\r\n')], None, OK), differs="chunk-size-ows"),
-    ll('transfer-encoding.md', '`chunked` before other transfer-encoding', b'HTTP/1.1 200 OK\r\nAccept: */*\r\nTransfer-Encoding: chunked, deflate\r\n\r\nWorld', [], (200, b'World'), OK),
-    ll('transfer-encoding.md', 'multiple transfer-encoding where chunked is not the last one', b'HTTP/1.1 200 OK\r\nAccept: */*\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\nWorld', [], (200, b'World'), OK),
-    ll('transfer-encoding.md', '`chunkedchunked` transfer-encoding does not enable chunked enconding', b'HTTP/1.1 200 OK\r\nAccept: */*\r\nTransfer-Encoding: chunkedchunked\r\n\r\n2\r\nOK\r\n0\r\n\r\n', [], (200, b'2\r\nOK\r\n0\r\n\r\n'), OK, ours=([], None, BAD), differs="unknown-te"),
-    ll('transfer-encoding.md', 'Chunk extensions', b'HTTP/1.1 200 OK\r\nHost: localhost\r\nTransfer-encoding: chunked\r\n\r\n5;ilovew3;somuchlove=aretheseparametersfor\r\nhello\r\n6;blahblah;blah\r\n world\r\n0\r\n\r\n', [(200, b'hello world')], None, OK),
-    ll('transfer-encoding.md', 'No semicolon before chunk extensions', b'HTTP/1.1 200 OK\r\nHost: localhost\r\nTransfer-encoding: chunked\r\n\r\n2 erfrferferf\r\naa\r\n0 rrrr\r\n\r\n', [], (200, b''), BAD),
-    ll('transfer-encoding.md', 'No extension after semicolon', b'HTTP/1.1 200 OK\r\nHost: localhost\r\nTransfer-encoding: chunked\r\n\r\n2;\r\naa\r\n0\r\n\r\n', [], (200, b''), BAD, ours=([(200, b'aa')], None, OK), differs="chunk-ext-grammar"),
-    ll('transfer-encoding.md', 'Chunk extensions quoting', b'HTTP/1.1 200 OK\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n5;ilovew3="I love; extensions";somuchlove="aretheseparametersfor";blah;foo=bar\r\nhello\r\n6;blahblah;blah\r\n world\r\n0\r\n', [], (200, b'hello world'), OK),
-    ll('transfer-encoding.md', 'Unbalanced chunk extensions quoting', b'HTTP/1.1 200 OK\r\nHost: localhost\r\nTransfer-Encoding: chunked\r\n\r\n5;ilovew3="abc";somuchlove="def; ghi\r\nhello\r\n6;blahblah;blah\r\n world\r\n0\r\n', [], (200, b''), BAD, ours=([], (200, b'hello world'), OK), differs="chunk-ext-grammar"),
-    ll('transfer-encoding.md', 'Invalid OBS fold after chunked value', b'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n  abc\r\n\r\n5\r\nWorld\r\n0\r\n\r\n', [], (200, b'5\r\nWorld\r\n0\r\n\r\n'), OK, mode="lenient-headers", ours=([], None, BAD), differs="obs-fold"),
+    ll('sample.md', 'No Content-Length, no Transfer-Encoding', (b'HTTP/1.1 200 OK\r\n'
+       b'Content-Type: text/plain\r\n'
+       b'\r\n'
+       b'hello world'), [], (200, b'hello world'), OK),
+    ll('sample.md', 'Response starting with CRLF', (b'\r\n'
+       b'HTTP/1.1 200 OK\r\n'
+       b'Header1: Value1\r\n'
+       b'Header2:\t Value2\r\n'
+       b'Content-Length: 0\r\n'
+       b'\r\n'), [(200, b'')], None, OK, ours=([], None, BAD), differs="leading-crlf"),
+    ll('transfer-encoding.md', 'Trailing space on chunked body', (b'HTTP/1.1 200 OK\r\n'
+       b'Content-Type: text/plain\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'25  \r\n'
+       b'This is the data in the first chunk\r\n'
+       b'\r\n'
+       b'1C\r\n'
+       b'and this is the second one\r\n'
+       b'\r\n'
+       b'0  \r\n'
+       b'\r\n'), [], (200, b''), BAD, ours=([(200, b'This is the data in the first chunk\r\nand this is the second one\r\n')], None, OK), differs="chunk-size-ows"),
+    ll('transfer-encoding.md', '`chunked` before other transfer-encoding', (b'HTTP/1.1 200 OK\r\n'
+       b'Accept: */*\r\n'
+       b'Transfer-Encoding: chunked, deflate\r\n'
+       b'\r\n'
+       b'World'), [], (200, b'World'), OK),
+    ll('transfer-encoding.md', 'multiple transfer-encoding where chunked is not the last one', (b'HTTP/1.1 200 OK\r\n'
+       b'Accept: */*\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'Transfer-Encoding: identity\r\n'
+       b'\r\n'
+       b'World'), [], (200, b'World'), OK),
+    ll('transfer-encoding.md', '`chunkedchunked` transfer-encoding does not enable chunked enconding', (b'HTTP/1.1 200 OK\r\n'
+       b'Accept: */*\r\n'
+       b'Transfer-Encoding: chunkedchunked\r\n'
+       b'\r\n'
+       b'2\r\n'
+       b'OK\r\n'
+       b'0\r\n'
+       b'\r\n'), [], (200, b'2\r\nOK\r\n0\r\n\r\n'), OK, ours=([], None, BAD), differs="unknown-te"),
+    ll('transfer-encoding.md', 'Chunk extensions', (b'HTTP/1.1 200 OK\r\n'
+       b'Host: localhost\r\n'
+       b'Transfer-encoding: chunked\r\n'
+       b'\r\n'
+       b'5;ilovew3;somuchlove=aretheseparametersfor\r\n'
+       b'hello\r\n'
+       b'6;blahblah;blah\r\n'
+       b' world\r\n'
+       b'0\r\n'
+       b'\r\n'), [(200, b'hello world')], None, OK),
+    ll('transfer-encoding.md', 'No semicolon before chunk extensions', (b'HTTP/1.1 200 OK\r\n'
+       b'Host: localhost\r\n'
+       b'Transfer-encoding: chunked\r\n'
+       b'\r\n'
+       b'2 erfrferferf\r\n'
+       b'aa\r\n'
+       b'0 rrrr\r\n'
+       b'\r\n'), [], (200, b''), BAD),
+    ll('transfer-encoding.md', 'No extension after semicolon', (b'HTTP/1.1 200 OK\r\n'
+       b'Host: localhost\r\n'
+       b'Transfer-encoding: chunked\r\n'
+       b'\r\n'
+       b'2;\r\n'
+       b'aa\r\n'
+       b'0\r\n'
+       b'\r\n'), [], (200, b''), BAD, ours=([(200, b'aa')], None, OK), differs="chunk-ext-grammar"),
+    ll('transfer-encoding.md', 'Chunk extensions quoting', (b'HTTP/1.1 200 OK\r\n'
+       b'Host: localhost\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'5;ilovew3="I love; extensions";somuchlove="aretheseparametersfor";blah;foo=bar\r\n'
+       b'hello\r\n'
+       b'6;blahblah;blah\r\n'
+       b' world\r\n'
+       b'0\r\n'), [], (200, b'hello world'), OK),
+    ll('transfer-encoding.md', 'Unbalanced chunk extensions quoting', (b'HTTP/1.1 200 OK\r\n'
+       b'Host: localhost\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'\r\n'
+       b'5;ilovew3="abc";somuchlove="def; ghi\r\n'
+       b'hello\r\n'
+       b'6;blahblah;blah\r\n'
+       b' world\r\n'
+       b'0\r\n'), [], (200, b''), BAD, ours=([], (200, b'hello world'), OK), differs="chunk-ext-grammar"),
+    ll('transfer-encoding.md', 'Invalid OBS fold after chunked value', (b'HTTP/1.1 200 OK\r\n'
+       b'Transfer-Encoding: chunked\r\n'
+       b'  abc\r\n'
+       b'\r\n'
+       b'5\r\n'
+       b'World\r\n'
+       b'0\r\n'
+       b'\r\n'), [], (200, b'5\r\nWorld\r\n0\r\n\r\n'), OK, mode="lenient-headers", ours=([], None, BAD), differs="obs-fold"),
 ]
 
 
