@@ -187,6 +187,36 @@ final class ResponseReaderTests: XCTestCase {
         XCTAssertEqual(o.body, bytes("x"))
     }
 
+    /// A peer that is not speaking HTTP/1.x, or an obs-fold, is refused from the first bytes
+    /// that show it, without waiting for the line end (h11's
+    /// test_early_detection_of_invalid_response; llhttp's "Invalid space after start line"):
+    /// the same error as the complete line gets, for every split.
+    func testThatWrongLineStartsAreRefusedBeforeTheLineEnds() {
+        let cases: [(String, String, String)] = [
+            ("\u{0}", "does not start with 'HTTP/'", "line 1, byte offset 0"),
+            (" ", "does not start with 'HTTP/'", "line 1, byte offset 0"),
+            ("\u{16}\u{3}\u{3}\u{0}1", "does not start with 'HTTP/'", "line 1, byte offset 0"),
+            ("HTTP/1.1 100 Continue\r\n\r\nHTX", "does not start with 'HTTP/'", "line 3, byte offset 25"),
+            ("HTTP/1.1 200 OK\r\n Host: foo", "whitespace at the start of the first header line", "line 2, byte offset 17"),
+            ("HTTP/1.1 200 OK\r\nA: b\r\n\tc", "obs-fold", "line 3, byte offset 23"),
+            ("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\nA: b\r\n c", "obs-fold", "line 6, byte offset 56"),
+        ]
+        for (input, fragment, at) in cases {
+            let b = bytes(input)
+            let one = readOutcome(b, eof: false)
+            XCTAssertEqual(one.error?.status, .badResponse, input.debugDescription)
+            XCTAssertTrue(one.error?.message.contains(fragment) ?? false, "\(input.debugDescription): \(one.error?.message ?? "no error")")
+            XCTAssertTrue(one.error?.message.hasPrefix(at) ?? false, "\(input.debugDescription): \(one.error?.message ?? "no error")")
+            if b.count > 1 { XCTAssertEqual(readOutcome(b, splits: Array(1..<b.count), eof: false), one, input.debugDescription) }
+        }
+        // Still waiting: a prefix of "HTTP/", and a line that starts with CR (left to the
+        // full-line check, which names the empty line).
+        for input in ["H", "HTTP", "HTTP/1.1 2", "\r"] {
+            XCTAssertNil(readOutcome(bytes(input), eof: false).error, input.debugDescription)
+        }
+        XCTAssertTrue(readOutcome(bytes("\r\n"), eof: false).error?.message.contains("an empty line") ?? false)
+    }
+
     /// Every input, split in two at every position and fed one byte at a time, gives the
     /// outcome of one feed.
     func testThatEverySplitGivesTheOneFeedResult() {

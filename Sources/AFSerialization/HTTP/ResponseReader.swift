@@ -245,6 +245,7 @@ public final class ResponseReader {
         while i < n {
             switch phase {
             case .statusLine, .headers, .chunkSize, .trailers:
+                try refuseEarly(base + i, n - i, at: feedBase + i)
                 guard let line = try takeLine(base + i, n - i, &i) else { return }
                 try handleLine(line)
                 lineBuffer.removeAll()
@@ -301,6 +302,40 @@ public final class ResponseReader {
         if headFails {
             let what = phase == .trailers ? "the trailer section" : "the head"
             throw limit("\(what) is larger than the limit of \(limits.maxHeadBytes) bytes", at: lineStart)
+        }
+    }
+
+    /// Refuses a line as soon as its first bytes show it is wrong, before its LF arrives, so a
+    /// peer that is not speaking HTTP/1.x (a TLS ServerHello, a NUL) or an obs-fold fails now
+    /// instead of waiting for a line end or the line limit: a status line whose first bytes are
+    /// not a prefix of "HTTP/" (a line starting with CR is left to the full-line checks, which
+    /// name an empty line), and a header or trailer line starting with SP or HTAB. Only bytes
+    /// before the line's LF are looked at, and the error is the one the full line would get
+    /// (same message, same offset), so every split of the input still gives the one-feed result.
+    private func refuseEarly(_ p: UnsafePointer<UInt8>, _ avail: Int, at here: Int) throws(AFSError) {
+        let have = lineBuffer.count
+        let start = have == 0 ? here : lineStart
+        switch phase {
+        case .statusLine:
+            guard have < 5, avail > 0 else { return }
+            let first = have > 0 ? lineBuffer.bytes[0] : p[0]
+            if first == 0x0D { return }
+            for k in have..<min(5, have + avail) {
+                let c = p[k - have]
+                if c == 0x0A { return }
+                let want: UInt8 = k == 0 ? 0x48 : k == 3 ? 0x50 : k == 4 ? 0x2F : 0x54  // "HTTP/"
+                if c != want { throw bad("the status line does not start with 'HTTP/'", at: start) }
+            }
+        case .headers, .trailers:
+            guard have == 0, avail > 0, p[0] == 0x20 || p[0] == 0x09 else { return }
+            let trailer = phase == .trailers
+            let what = trailer ? "trailer" : "header"
+            if (trailer ? trailerFields : fields).isEmpty {
+                throw bad("whitespace at the start of the first \(what) line", at: start)
+            }
+            throw bad("obs-fold: a \(what) line continued on the next line (starts with whitespace)", at: start)
+        default:
+            return
         }
     }
 
