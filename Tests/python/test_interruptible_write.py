@@ -6,6 +6,7 @@ within 100 ms, and after the peer drains, calling write_to again must complete t
 byte-exact (the stream was left resumable). A watchdog drains the peer after 10 s so a
 regression fails instead of hanging.
 """
+import io
 import os
 import signal
 import socket
@@ -43,12 +44,35 @@ def body_stream_only(tmp_path) -> Tuple[afs.Request, Callable[[afs.Request, sock
     return req, lambda r, s: r.body_stream.write_to(s), wire[len(req.head):]
 
 
-@pytest.mark.parametrize("make", ["plain", "multipart", "body_stream"])
+def chunked_request(tmp_path, coding: "str | None") -> Tuple[afs.Request, Callable[[afs.Request, socket.socket], int], bytes]:
+    """A chunked request (a part of unknown length; optionally compressed while it streams):
+    what an uninterrupted write puts in a file is what the socket must receive."""
+    f = tmp_path / "part.bin"
+    f.write_bytes(BODY[:3 << 20])
+    form = afs.HTTPRequestSerializer().multipart_form("POST", "http://example.com/up", {"k": "v"})
+    form.append_data(BODY, "data", "d.bin", "application/octet-stream")
+    form.append_file(str(f), "file")
+    form.append_stream(io.BytesIO(BODY[:300_000]), None, "s", "s.bin", "application/octet-stream")
+    req = form.finish()
+    if coding:
+        req.set_content_encoding(coding, 1)
+    assert req.is_chunked
+    whole = tmp_path / "whole.out"
+    with open(whole, "wb") as out:
+        req.write_to(out)  # a regular file: never interrupted; the next write starts over
+    return req, lambda r, s: r.write_to(s), whole.read_bytes()
+
+
+@pytest.mark.parametrize("make", ["plain", "multipart", "body_stream", "chunked", "chunked_gzip"])
 def test_sigint_stops_a_stalled_write_and_it_resumes(make: str, tmp_path) -> None:
     if make == "plain":
         req, write, expected = plain_request()
     elif make == "multipart":
         req, write, expected = multipart_request(tmp_path)
+    elif make == "chunked":
+        req, write, expected = chunked_request(tmp_path, None)
+    elif make == "chunked_gzip":
+        req, write, expected = chunked_request(tmp_path, "gzip")
     else:
         req, write, expected = body_stream_only(tmp_path)
     ours, peer = socket.socketpair()

@@ -583,17 +583,17 @@ public final class MultipartBodyStream: @unchecked Sendable {
         let regular = (st.st_mode & S_IFMT) == S_IFREG
         var sig = SigpipeGuard(active: !regular)
         defer { sig.restore() }
+        // Interruptible: an EINTR, or a short write to a pipe or socket, returns to the
+        // caller (after the bytes written are counted).
+        let stopsOnSignal = interruptible && !regular
+        self.stopsOnSignal = stopsOnSignal
+        defer { self.stopsOnSignal = false }
         if hasTransforms {
             try writeTransformed(to: out, written: &written, &sig)
             return
         }
         var kernel = true
         var kernelPart = -1
-        // Interruptible: an EINTR, or a short write to a pipe or socket, returns to the
-        // caller (after the bytes written are counted).
-        let stopsOnSignal = interruptible && !regular
-        self.stopsOnSignal = stopsOnSignal
-        defer { self.stopsOnSignal = false }
         while phase != .end {
             let part = parts[partIndex]
             let chunk = Swift.min(packetSize, MultipartBodyStream.writeStep)

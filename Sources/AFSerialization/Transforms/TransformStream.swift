@@ -273,12 +273,14 @@ extension MultipartBodyStream {
                 try source { try refill(t) }
                 continue
             }
-            let r = try writeSome(out, t.out + t.outStart, Swift.min(t.outCount, packetSize), &sig)
+            let wanted = Swift.min(t.outCount, packetSize)
+            let r = try writeSome(out, t.out + t.outStart, wanted, &sig)
             delivered(UnsafeRawBufferPointer(start: t.out + t.outStart, count: r))
             t.outStart += r
             t.outCount -= r
             position += UInt64(r)
             written += UInt64(r)
+            if stopsOnSignal && r < wanted { throw interruptedError(out) }
             if report(), let e = error { throw e }
             if delay > 0 { MultipartBodyStream.sleep(delay) }
         }
@@ -289,8 +291,9 @@ extension MultipartBodyStream {
     /// this one stopped (framing included); a failing source is sticky, and leaves the
     /// receiver with an incomplete chunk (the connection cannot be reused). `written`
     /// counts every byte written, framing included; `position` only body bytes.
-    /// Used by `Request.write(to:offset:written:)`.
-    public func writeChunked(to out: Int32, written: inout UInt64) throws {
+    /// `interruptible`: a signal returns to the caller (`.io`, errno `EINTR`), resumable as
+    /// after `EAGAIN`. Used by `Request.write(to:offset:written:interruptible:)`.
+    public func writeChunked(to out: Int32, written: inout UInt64, interruptible: Bool = false) throws {
         written = 0
         if isClosed { throw closedError() }
         if let e = error { throw e }
@@ -303,23 +306,31 @@ extension MultipartBodyStream {
         let regular = (st.st_mode & S_IFMT) == S_IFREG
         var sig = SigpipeGuard(active: !regular)
         defer { sig.restore() }
+        // Interruptible (as `write(to:written:interruptible:)`): an EINTR, or a short write to
+        // a pipe or socket, returns to the caller once the bytes written are counted.
+        let stopsOnSignal = interruptible && !regular
+        self.stopsOnSignal = stopsOnSignal
+        defer { self.stopsOnSignal = false }
         let t = try source { try transforms() }
         let plain = !hasTransforms
         var kernel = true
         while true {
             // 1. Framing waiting to be written.
             if t.frameAt < t.frame.count {
+                let wanted = t.frame.count - t.frameAt
                 let r = try t.frame.withUnsafeMutableBufferPointer { f in
                     try writeSome(out, f.baseAddress! + t.frameAt, f.count - t.frameAt, &sig)
                 }
                 t.frameAt += r
                 written += UInt64(r)
+                if stopsOnSignal && r < wanted { throw interruptedError(out) }
                 continue
             }
             if t.lastChunkQueued { return }
             // 2. The data of the current chunk.
             if t.chunkLeft > 0 {
                 var did = 0
+                var wanted = 0  // what the write asked for (a short write is a signal when interruptible)
                 if t.chunkFromFile {
                     let part = parts[partIndex]
                     if fd < 0 { try source { try openFile(part) } }
@@ -329,6 +340,7 @@ extension MultipartBodyStream {
                         if r > 0 {
                             did = r
                         } else if r < 0 && errno == EINTR {
+                            if stopsOnSignal { throw destinationError(out, EINTR, &sig) }
                             continue
                         } else if r < 0 && errno == EAGAIN {
                             throw destinationError(out, errno, &sig)
@@ -347,11 +359,13 @@ extension MultipartBodyStream {
                             return r
                         }
                         did = try writeSome(out, tmp, r, &sig)
+                        wanted = r
                     }
                     offset += UInt64(did)
                 } else {
                     let k = Int(Swift.min(UInt64(Swift.min(t.outCount, packetSize)), t.chunkLeft))
                     did = try writeSome(out, t.out + t.outStart, k, &sig)
+                    wanted = k
                     if !plain { delivered(UnsafeRawBufferPointer(start: t.out + t.outStart, count: did)) }
                     t.outStart += did
                     t.outCount -= did
@@ -360,6 +374,7 @@ extension MultipartBodyStream {
                 if t.chunkLeft == 0 { t.needCRLF = true }
                 position += UInt64(did)
                 written += UInt64(did)
+                if stopsOnSignal && did < wanted { throw interruptedError(out) }
                 if report(), let e = error { throw e }
                 if delay > 0 { MultipartBodyStream.sleep(delay) }
                 continue

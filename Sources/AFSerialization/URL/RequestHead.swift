@@ -164,7 +164,7 @@ extension Request {
                 written += n
                 wireOffset += n
             }
-            try s.writeChunked(to: fd, written: &n)
+            try s.writeChunked(to: fd, written: &n, interruptible: interruptible || s.returnsOnInterrupt)
             s.resetChunking()
         } else if let s = bodyStream {
             sig.restore()
