@@ -576,7 +576,10 @@ public final class MultipartParser {
                 let c = p[i]
                 if c == 13 || c == 10 || c == 32 || c == 9 { continue }
                 quantum.append(c)
-                if quantum.count == 4 { try decodeQuantum(at: bodyRaw - UInt64(n - i - 1)) }
+                if quantum.count == 4 {
+                    try decodeQuantum(at: bodyRaw - UInt64(n - i - 1))
+                    try sendIfOverLimit()
+                }
             }
             try sendDecoded()
         case .quotedPrintable:
@@ -584,6 +587,7 @@ public final class MultipartParser {
             try decoded.checkedReserve(n, "a quoted-printable part's decoded bytes")
             for i in 0..<n {
                 qpByte(p[i])
+                try sendIfOverLimit()
             }
             try sendDecoded()
         }
@@ -599,6 +603,15 @@ public final class MultipartParser {
             }
         }
         if let s = sink { try deliver(s.partData(b), "the data") }
+    }
+
+    /// A field's limit is reached at the encoded byte whose decoding passes it, whatever the
+    /// split of the input: decoded bytes go out (and the limit error with them) as soon as
+    /// they pass it, before a later byte of the same feed can fail otherwise.
+    private func sendIfOverLimit() throws {
+        if head?.filename == nil && fieldBytes + UInt64(decoded.count) > limits.maxFieldBytes {
+            try sendDecoded()
+        }
     }
 
     private func sendDecoded() throws {
