@@ -1,24 +1,31 @@
 /*
- * afserialization.h — AFNetworking's request serialization as a C library.
+ * afserialization.h — AFNetworking's request and response serialization as a C library.
  *
  * AFSerialization builds HTTP requests exactly as AFNetworking's
  * AFURLRequestSerialization does: percent-escaped query strings, form, JSON and
- * property-list bodies, and streaming multipart/form-data bodies. It sends nothing
- * itself: hand the method, URL, headers and body to libcurl, http.client, requests or
- * any other HTTP stack. Its response side (AFURLResponseSerialization) validates status
- * codes and content types and decodes JSON and property-list bodies into values.
+ * property-list bodies, streaming multipart/form-data bodies, and bodies of unknown
+ * length, compressed or with digests. It opens no connection itself: hand the method,
+ * URL, headers and body to libcurl, http.client, requests or any other HTTP stack, or
+ * write them to a socket. Its response side (AFURLResponseSerialization) validates status
+ * codes and content types and decodes JSON, property-list, XML and image bodies into
+ * values; it reads HTTP/1.1 responses off the wire (sans-I/O), applies AFSecurityPolicy's
+ * pinning rules to the chain any TLS stack verified, and decodes query strings, form
+ * bodies and multipart uploads for the servers on the other end.
  *
  * Sections, in reading order:
- *   1. Version and conventions      5. Serializers
- *   2. Errors                       6. Requests
- *   3. Values: building, walking    7. Multipart forms
- *   4. Helpers                      8. Body streams
- *                                   9. Response serializers
- *                                  10. Bulk transfer (one call each way)
+ *   1. Version and conventions      9. Response serializers
+ *   2. Errors                      10. Bulk transfer (one call each way)
+ *   3. Values: building, walking   11. XML: events, push parser, trees
+ *   4. Helpers                     12. Images and the rest of the response family
+ *   5. Serializers                 13. Security policy: pinning for any TLS stack
+ *   6. Requests                    14. Response reader: HTTP/1.1 responses off the wire
+ *   7. Multipart forms             15. Body transforms: unknown length, compression, digests
+ *   8. Body streams                16. Decoders: query strings, form bodies, multipart
  *
  * CONVENTIONS
  *   - Opaque handles: afs_value, afs_serializer, afs_request, afs_form, afs_body_stream,
- *     afs_response_serializer.
+ *     afs_response_serializer, afs_xml_parser, afs_security_policy, afs_response_reader,
+ *     afs_multipart_parser, afs_multipart_reader.
  *     A function that returns a handle gives the caller ownership; free it with the
  *     matching afs_*_free, which accepts NULL.
  *   - Returned `const char *` / `const uint8_t *` are borrowed: valid until their owner is
