@@ -568,10 +568,10 @@ public final class MultipartBodyStream: @unchecked Sendable {
         try write(to: out, written: &written, interruptible: returnsOnInterrupt)
     }
 
-    /// `write(to:written:)`, returning on a signal when `interruptible` (see
-    /// `returnsOnInterrupt`).
-    public func write(to out: Int32, written: inout UInt64, interruptible: Bool) throws {
-        written = 0
+    /// The start of every write to a descriptor (`write(to:…)`, `writeChunked`): the stream
+    /// is usable and `out` can be stat'ed. Returns whether `out` is a regular file (no
+    /// SIGPIPE guard, never interrupted).
+    func beginWrite(to out: Int32) throws -> Bool {
         if isClosed { throw closedError() }
         if let e = error { throw e }
         var st = stat()
@@ -580,7 +580,14 @@ public final class MultipartBodyStream: @unchecked Sendable {
             throw AFSError(.io, "cannot write the body to file descriptor \(out): \(errorText(e))", osErrno: e)
         }
         isOpen = true
-        let regular = (st.st_mode & S_IFMT) == S_IFREG
+        return (st.st_mode & S_IFMT) == S_IFREG
+    }
+
+    /// `write(to:written:)`, returning on a signal when `interruptible` (see
+    /// `returnsOnInterrupt`).
+    public func write(to out: Int32, written: inout UInt64, interruptible: Bool) throws {
+        written = 0
+        let regular = try beginWrite(to: out)
         var sig = SigpipeGuard(active: !regular)
         defer { sig.restore() }
         // Interruptible: an EINTR, or a short write to a pipe or socket, returns to the

@@ -295,15 +295,7 @@ extension MultipartBodyStream {
     /// after `EAGAIN`. Used by `Request.write(to:offset:written:interruptible:)`.
     public func writeChunked(to out: Int32, written: inout UInt64, interruptible: Bool = false) throws {
         written = 0
-        if isClosed { throw closedError() }
-        if let e = error { throw e }
-        var st = stat()
-        if fstat(out, &st) != 0 {
-            let e = errno
-            throw AFSError(.io, "cannot write the body to file descriptor \(out): \(errorText(e))", osErrno: e)
-        }
-        isOpen = true
-        let regular = (st.st_mode & S_IFMT) == S_IFREG
+        let regular = try beginWrite(to: out)
         var sig = SigpipeGuard(active: !regular)
         defer { sig.restore() }
         // Interruptible (as `write(to:written:interruptible:)`): an EINTR, or a short write to

@@ -261,10 +261,6 @@ _BY_STATUS: Dict[int, Type[SerializationError]] = {
         UnacceptableContentTypeError, InvalidXMLError, InvalidImageError, UntrustedError,
         BadResponseError, LimitError, InvalidMultipartError)
 }
-# The third round's statuses (18-23): their exceptions are raised as their own classes too.
-_BY_STATUS.update({cls.status: cls for cls in (
-    InvalidXMLError, InvalidImageError, UntrustedError, BadResponseError, LimitError,
-    InvalidMultipartError)})
 
 
 def error_class(code: int) -> Type[SerializationError]:

@@ -311,12 +311,8 @@ class HTTPResponseSerializer(HandleOwner):
 
     @accepts_structured_suffix.setter
     def accepts_structured_suffix(self, on: bool) -> None:
-        if not isinstance(on, bool):
-            raise UnsupportedTypeError(f"accepts_structured_suffix must be bool, not {type(on).__name__}")
-        lib.afs_response_serializer_set_accepts_structured_suffix(self._h.get(), on)
-        self._suffix = on
-        for m in getattr(self, "_members", ()):
-            m._suffix = on
+        self._set_switch("accepts_structured_suffix", on, "_suffix",
+                         lib.afs_response_serializer_set_accepts_structured_suffix)
 
     @property
     def strips_xssi_prefix(self) -> bool:
@@ -325,12 +321,18 @@ class HTTPResponseSerializer(HandleOwner):
 
     @strips_xssi_prefix.setter
     def strips_xssi_prefix(self, on: bool) -> None:
+        self._set_switch("strips_xssi_prefix", on, "_xssi",
+                         lib.afs_response_serializer_set_strips_xssi_prefix)
+
+    def _set_switch(self, name: str, on: bool, attr: str, setter: Any) -> None:
+        """Sets an on/off rule in C and remembers it here and on a compound's members (the
+        C compound passes it to them)."""
         if not isinstance(on, bool):
-            raise UnsupportedTypeError(f"strips_xssi_prefix must be bool, not {type(on).__name__}")
-        lib.afs_response_serializer_set_strips_xssi_prefix(self._h.get(), on)
-        self._xssi = on
+            raise UnsupportedTypeError(f"{name} must be bool, not {type(on).__name__}")
+        setter(self._h.get(), on)
+        setattr(self, attr, on)
         for m in getattr(self, "_members", ()):
-            m._xssi = on
+            setattr(m, attr, on)
 
     # -- lifecycle ------------------------------------------------------------------------
 
