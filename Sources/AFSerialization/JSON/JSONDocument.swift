@@ -64,6 +64,14 @@ public final class JSONDocument: @unchecked Sendable {
     /// - Throws: `AFSError` `.invalidJSON` with the byte offset of the problem; `.noMemory`.
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool = true,
                              maxDepth: Int = JSONParser.defaultMaxDepth) throws -> JSONDocument {
+        // Stage 1 and 2 (StructuralIndex.swift); the reader below names any problem.
+        try JSONTapeParser().parse(bytes, allowFragments: allowFragments, maxDepth: maxDepth)
+    }
+
+    /// `parse` by `JSONReader`, value by value: the reference, and the path that names the
+    /// problem when the indexed parse rejects a document.
+    static func parseWithReader(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool,
+                                maxDepth: Int) throws -> JSONDocument {
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             throw AFSError(.invalidJSON, "no JSON value: the input is empty at byte offset 0")
         }
