@@ -81,6 +81,7 @@ c_request_p = _opaque("afs_request")
 c_form_p = _opaque("afs_form")
 c_body_stream_p = _opaque("afs_body_stream")
 c_response_serializer_p = _opaque("afs_response_serializer")
+c_json_parser_p = _opaque("afs_json_parser")
 
 #: ``char *(*afs_query_fn)(void *ctx, const afs_request *, const afs_value *, afs_error *)``
 QUERY_FN = CFUNCTYPE(c_void_p, c_void_p, c_request_p, c_value_p, c_error_p)
@@ -214,6 +215,9 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_value_parse_json", c_value_p, [c_char_p, c_size_t, _E], _HANDLE),
     ("afs_value_kind_of", c_int, [c_value_p], None),
     ("afs_value_free", None, [c_value_p], None),
+    ("afs_json_parser_new", c_json_parser_p, [_E], _HANDLE),
+    ("afs_json_parser_parse", c_value_p, [c_json_parser_p, c_char_p, c_size_t, _E], _HANDLE),
+    ("afs_json_parser_free", None, [c_json_parser_p], None),
     # 4. helpers
     ("afs_percent_escape", c_void_p, [c_char_p, c_size_t, _E], _OWNED),
     ("afs_query_string", c_void_p, [c_value_p, _E], _OWNED),
