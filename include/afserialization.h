@@ -347,8 +347,11 @@ AFS_API void afs_value_free(afs_value *v);
 
 /*
  * A JSON PARSER (afs_json_parser) reads many documents and keeps its buffers between them:
- * the structural index (4 bytes per structural character, string quote and scalar of the
- * largest document read so far) and its stack of open containers. afs_value_parse_json
+ * the structural index (4 bytes per byte of the largest document read so far, mapped only
+ * as far as used) and its stack of open containers; and when a value it returned is freed,
+ * the two blocks of that value (its nodes and its text) wait in the parser for the next
+ * document that fits in them (one value's blocks at most; freed with the parser), so a
+ * parse-free loop writes into memory already mapped. afs_value_parse_json
  * makes and drops those buffers on every call; a caller that reads many documents (a
  * server, a log reader, a benchmark loop) makes one parser with afs_json_parser_new, calls
  * afs_json_parser_parse for each document, and frees it with afs_json_parser_free. The

@@ -16,7 +16,7 @@ final class JSONParserHandle: Handle {
 @c @implementation
 public func afs_json_parser_new(_ err: UnsafeMutablePointer<afs_error>?) -> OpaquePointer? {
     pointer(err) {
-        guard let h = JSONParserHandle(JSONTapeParser()) else { throw AFSError.noMemory("a JSON parser", bytes: 64) }
+        guard let h = JSONParserHandle(JSONTapeParser(reused: true)) else { throw AFSError.noMemory("a JSON parser", bytes: 64) }
         return box(h)
     }
 }

@@ -51,14 +51,15 @@ private func stage1(_ t: [UInt8], scalar: Bool) throws -> [UInt32]? {
 /// The document by the two stages and by the reader: same tape, or the same error.
 private func checkBothParsers(_ t: [UInt8], _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
     let reader = Result { try t.withUnsafeBufferPointer { try JSONDocument.parseWithReader($0, allowFragments: true, maxDepth: 512) } }
-    for scalar in [false, true] {
+    for (scalar, window) in [(false, Stage1.window), (true, Stage1.window), (false, 64), (true, 200)] {
         let parser = JSONTapeParser()
         parser.scalarStage1 = scalar
+        parser.window = window
         let indexed = try t.withUnsafeBufferPointer { try parser.parseIndexed($0, allowFragments: true, maxDepth: 512) }
         switch reader {
         case .success(let r):
             guard let d = indexed else {
-                XCTFail("\(what): the reader accepts it, the indexed parse does not", file: file, line: line)
+                XCTFail("\(what): the reader accepts it, the indexed parse does not (window \(window))", file: file, line: line)
                 continue
             }
             XCTAssertEqual(d.nodeCount, r.nodeCount, what, file: file, line: line)
@@ -189,8 +190,8 @@ final class JSONStructuralIndexTests: XCTestCase {
     }
 
     func testThatAParserReusedForManyDocumentsGivesEachItsOwnTape() throws {
-        let parser = JSONTapeParser()
-        let docs = ["[1,2,3]", "{\"a\":\"b\"}", String(repeating: "[", count: 40) + String(repeating: "]", count: 40), "\"x\"", "[1,"]
+        let parser = JSONTapeParser(reused: true)
+        let docs = ["[1,2,3]", "[1,2,3]", "[\"a\",\"bb\"]", "[[1],{\"k\":[]}]", "{\"a\":\"b\"}", String(repeating: "[", count: 40) + String(repeating: "]", count: 40), "\"x\"", "[1,"]
         for _ in 0..<3 {
             for s in docs {
                 let t = Array(s.utf8)

@@ -43,7 +43,7 @@ struct JSONStructuralIndex: ~Copyable {
 
     /// Makes room for the index of `n` bytes (at most one entry per byte).
     mutating func reserve(_ n: Int) throws(AFSError) {
-        let need = n &+ 72  // one entry per byte, and the 8-entry steps of `build`
+        let need = n &+ 72 &+ Stage1.scratchEntries  // `n` entries, the 8-entry steps of `fill`, scratch
         if need <= capacity { return }
         let bytes = need &* MemoryLayout<UInt32>.stride
         guard let p = capacity > 0 ? afsRealloc(positions, bytes) : afsMalloc(bytes) else {
@@ -154,79 +154,111 @@ struct JSONStructuralIndex: ~Copyable {
         return x
     }
 
-    /// Stage 1 over `p[0..<n]` (`n` at most `maxInput`). Returns false when the input is
-    /// not a well-formed JSON text at the byte level (invalid UTF-8, a control byte inside a
-    /// string, an unterminated string): the reader then names the problem.
+    /// Stage 1 over the whole of `p[0..<n]` into `positions` (tests). Returns false when
+    /// the input is not a well-formed JSON text at the byte level (invalid UTF-8, a control
+    /// byte inside a string, an unterminated string).
     mutating func build(_ p: UnsafePointer<UInt8>, _ n: Int, scalar: Bool = false) throws(AFSError) -> Bool {
-        try reserve(n)
-        count = 0
-        let out = positions
-        return withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 80) { buffer -> Bool in
-            // The first and the last block are copied here, after the 3 bytes before them
-            // (zeros at the start), padded with spaces: the UTF-8 check reads 3 bytes back.
-            let t = buffer.baseAddress!
-            var escapeCarry: UInt64 = 0
-            var inStringCarry: UInt64 = 0
-            var otherCarry: UInt64 = 0
-            var problems: UInt64 = 0
-            var utf8 = SIMD16<UInt8>()
-            var highBefore: UInt64 = 0
-            var k = 0
-            var pos = 0
-            while pos < n {
-                let src: UnsafePointer<UInt8>
-                if pos > 0 && pos &+ 64 <= n {
-                    src = p + pos
-                } else {
-                    memset(t, 0, 3)
-                    if pos >= 3 { memcpy(t, p + pos - 3, 3) }
-                    memset(t + 3, 0x20, 64)
-                    memcpy(t + 3, p + pos, Swift.min(64, n &- pos))
-                    src = UnsafePointer(t + 3)
-                }
-                let b = scalar ? JSONStructuralIndex.classifyScalar(src) : JSONStructuralIndex.classify(src)
-                // UTF-8: blocks with a byte of 0x80 or above, and the block after one (a
-                // sequence may end there).
-                if b.high | highBefore != 0 {
-                    utf8 |= Wide.utf8Errors(at: src) | Wide.utf8Errors(at: src + 16)
-                        | Wide.utf8Errors(at: src + 32) | Wide.utf8Errors(at: src + 48)
-                }
-                highBefore = b.high
-                let escaped = JSONStructuralIndex.escaped(b.backslash, &escapeCarry)
-                let quotes = b.quote & ~escaped
-                // Set from each opening quote up to (not including) its closing quote.
-                let inString = JSONStructuralIndex.prefixXor(quotes) ^ inStringCarry
-                inStringCarry = UInt64(bitPattern: Int64(bitPattern: inString) >> 63)
-                problems |= b.control & inString
-                let outside = ~(inString | quotes)
-                let other = ~(b.structural | b.whitespace) & outside
-                let starts = other & ~((other << 1) | otherCarry)
-                otherCarry = other >> 63
-                var bits = (b.structural & outside) | quotes | starts
-                if pos &+ 64 > n { bits &= (1 << UInt64(n &- pos)) &- 1 }
-                let base = UInt32(truncatingIfNeeded: pos)
-                // Up to 8 entries per step, written whether used or not (`reserve`
-                // leaves room), as simdjson does: fewer branches mispredicted.
-                let c = bits.nonzeroBitCount
-                var w = out + k
-                while bits != 0 {
-                    for j in 0..<8 {
-                        w[j] = base &+ UInt32(truncatingIfNeeded: bits.trailingZeroBitCount)
-                        bits &= bits &- 1
-                    }
-                    w += 8
-                }
-                k &+= c
-                pos &+= 64
-            }
-            count = k
-            if inStringCarry != 0 || problems != 0 || Wide.anyNonzero(utf8) { return false }
-            // A sequence cut off by the end of a whole last block.
-            if n % 64 == 0 && highBefore != 0 {
-                if p[n &- 1] >= 0xC0 || (n >= 2 && p[n &- 2] >= 0xE0) || (n >= 3 && p[n &- 3] >= 0xF0) { return false }
-            }
-            return true
+        try reserve(n &+ 64)
+        var scanner = Stage1(p: p, n: n, scalar: scalar, out: positions, window: n &+ 64,
+                             scratch: UnsafeMutableRawPointer(positions + (capacity &- Stage1.scratchEntries)))
+        scanner.fill(keeping: 0)
+        count = scanner.count
+        return scanner.valid
+    }
+}
+
+/// Stage 1 as a scanner: each `fill` indexes the next blocks until about `window` entries
+/// wait (or the input ends), so stage 2 reads the index while it is in cache and the index
+/// costs a fixed amount of memory, not 4 bytes per byte of input. Copyable (pointers only).
+struct Stage1 {
+    /// Index entries kept for the scratch block at the end of the index buffer (80 bytes).
+    static let scratchEntries = 24
+    /// The window of a parse: 64K entries (256 KiB).
+    static let window = 1 << 16
+
+    let p: UnsafePointer<UInt8>
+    let n: Int
+    let scalar: Bool
+    let out: UnsafeMutablePointer<UInt32>
+    let window: Int
+    /// 80 bytes: the first and the last block are copied here after the 3 bytes before
+    /// them (zeros at the start), padded with spaces (the UTF-8 check reads 3 bytes back).
+    let scratch: UnsafeMutableRawPointer
+    var count = 0
+    var pos = 0
+    var escapeCarry: UInt64 = 0
+    var inStringCarry: UInt64 = 0
+    var otherCarry: UInt64 = 0
+    var problems: UInt64 = 0
+    var utf8 = SIMD16<UInt8>()
+    var highBefore: UInt64 = 0
+
+    var finished: Bool { pos >= n }
+
+    /// After the whole input: whether no byte-level problem was seen.
+    var valid: Bool {
+        if inStringCarry != 0 || problems != 0 || Wide.anyNonzero(utf8) { return false }
+        // A sequence cut off by the end of a whole last block.
+        if n % 64 == 0 && highBefore != 0 {
+            if p[n &- 1] >= 0xC0 || (n >= 2 && p[n &- 2] >= 0xE0) || (n >= 3 && p[n &- 3] >= 0xF0) { return false }
         }
+        return true
+    }
+
+    /// Moves the entries from `keep` on to the front, then indexes blocks until the
+    /// window is nearly full or the input ends.
+    mutating func fill(keeping keep: Int) {
+        let left = count &- keep
+        if left > 0 && keep > 0 { (out).update(from: out + keep, count: left) }
+        var k = Swift.max(0, left)
+        let t = scratch.assumingMemoryBound(to: UInt8.self)
+        while pos < n && k &+ 64 <= window {
+            let src: UnsafePointer<UInt8>
+            if pos > 0 && pos &+ 64 <= n {
+                src = p + pos
+            } else {
+                memset(t, 0, 3)
+                if pos >= 3 { memcpy(t, p + pos - 3, 3) }
+                memset(t + 3, 0x20, 64)
+                memcpy(t + 3, p + pos, Swift.min(64, n &- pos))
+                src = UnsafePointer(t + 3)
+            }
+            let b = scalar ? JSONStructuralIndex.classifyScalar(src) : JSONStructuralIndex.classify(src)
+            // UTF-8: blocks with a byte of 0x80 or above, and the block after one (a
+            // sequence may end there).
+            if b.high | highBefore != 0 {
+                utf8 |= Wide.utf8Errors(at: src) | Wide.utf8Errors(at: src + 16)
+                    | Wide.utf8Errors(at: src + 32) | Wide.utf8Errors(at: src + 48)
+            }
+            highBefore = b.high
+            let escaped = JSONStructuralIndex.escaped(b.backslash, &escapeCarry)
+            let quotes = b.quote & ~escaped
+            // Set from each opening quote up to (not including) its closing quote.
+            let inString = JSONStructuralIndex.prefixXor(quotes) ^ inStringCarry
+            inStringCarry = UInt64(bitPattern: Int64(bitPattern: inString) >> 63)
+            problems |= b.control & inString
+            let outside = ~(inString | quotes)
+            let other = ~(b.structural | b.whitespace) & outside
+            let starts = other & ~((other << 1) | otherCarry)
+            otherCarry = other >> 63
+            var bits = (b.structural & outside) | quotes | starts
+            if pos &+ 64 > n { bits &= (1 << UInt64(n &- pos)) &- 1 }
+            let base = UInt32(truncatingIfNeeded: pos)
+            // Up to 8 entries per step, written whether used or not (the buffer leaves
+            // room), as simdjson does: fewer branches mispredicted.
+            let c = bits.nonzeroBitCount
+            var w = out + k
+            while bits != 0 {
+                for j in 0..<8 {
+                    w[j] = base &+ UInt32(truncatingIfNeeded: bits.trailingZeroBitCount)
+                    bits &= bits &- 1
+                }
+                w += 8
+            }
+            k &+= c
+            pos &+= 64
+        }
+        count = k
     }
 }
 
@@ -246,8 +278,16 @@ public final class JSONTapeParser {
     var frames = MoveStack<JSONReader.Frame>(capacity: 16)
     /// Classify byte by byte instead of with vectors (tests).
     var scalarStage1 = false
+    /// Index entries stage 1 runs ahead of stage 2 (tests use small windows; at least 64).
+    var window = Stage1.window
+    /// Where the documents of a reused parser give their blocks back (nil: not reused).
+    let spare: JSONBlockSpare?
 
-    public init() {}
+    /// - Parameter reused: whether the parser will read many documents: the blocks of the
+    ///   last document freed are then kept for the next one (`afs_json_parser`).
+    public init(reused: Bool = false) {
+        spare = reused ? JSONBlockSpare() : nil
+    }
 
     /// Parses one JSON document: `JSONDocument.parse`'s rules, limits and errors.
     public func parse(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool = true,
@@ -275,18 +315,47 @@ public final class JSONTapeParser {
     {
         guard let p = bytes.baseAddress, bytes.count > 0, bytes.count <= JSONStructuralIndex.maxInput else { return nil }
         let n = bytes.count
-        guard try index.build(p, n, scalar: scalarStage1), index.count > 0 else { return nil }
+        let window = Swift.min(Swift.max(64, self.window), n &+ 64)
+        try index.reserve(window)
+        var scanner = Stage1(p: p, n: n, scalar: scalarStage1, out: index.positions, window: window,
+                             scratch: UnsafeMutableRawPointer(index.positions + (index.capacity &- Stage1.scratchEntries)))
+        scanner.fill(keeping: 0)
+        guard scanner.count > 0 else { return nil }
         let first = p[Int(index.positions[0])]
         if !allowFragments && first != UInt8(ascii: "{") && first != UInt8(ascii: "[") { return nil }
-        // At most one node per index entry.
-        var b = try TapeBuilder(inputSize: index.count &* 8)
-        // The text of every string and a NUL after each: never more than the input (each
-        // string's quotes leave room for its NUL), and 8 bytes of room for `copyPlain`.
-        guard let rawText = afsMalloc(n &+ 9) else { throw AFSError.noMemory("a JSON document's text", bytes: n &+ 9) }
-        let text = rawText.bindMemory(to: UInt8.self, capacity: n &+ 9)
-        JSONTapeParser.hugePages(text, n &+ 9)
-        JSONTapeParser.hugePages(b.nodes, b.capacity &* MemoryLayout<JSONDocument.Node>.stride)
-        var stage = Stage2(p: p, n: n, idx: index.positions, count: index.count, text: text, maxDepth: Swift.max(0, maxDepth))
+        // The tape starts at an eighth of the input's size in nodes and doubles as needed;
+        // the text of every string and a NUL after each is never more than the input (each
+        // string's quotes leave room for its NUL), plus 8 bytes of room for `copyPlain`. A
+        // reused parser starts from the blocks of the last document it made that was
+        // freed, when they fit without wasting much.
+        let nodeCount = Swift.max(64, n / 8)
+        let nodeBytes = nodeCount &* MemoryLayout<JSONDocument.Node>.stride
+        let textBytes = n &+ 9
+        var keptNodes: (UnsafeMutableRawPointer, Int)?
+        var keptText: (UnsafeMutableRawPointer, Int)?
+        if let spare, let (np, nb, tp, tb) = spare.take() {
+            if nb >= nodeBytes && nb <= 16 &* nodeBytes &+ (1 << 20) { keptNodes = (np, nb) } else { free(np) }
+            if tb >= textBytes && tb <= 2 &* textBytes &+ (1 << 20) { keptText = (tp, tb) } else { free(tp) }
+        }
+        var b: TapeBuilder
+        if let (np, nb) = keptNodes {
+            b = TapeBuilder(nodes: np, capacity: nb / MemoryLayout<JSONDocument.Node>.stride)
+        } else {
+            b = try TapeBuilder(inputSize: n)
+            JSONTapeParser.hugePages(b.nodes, b.capacity &* MemoryLayout<JSONDocument.Node>.stride)
+        }
+        let text: UnsafeMutablePointer<UInt8>
+        let textCapacity: Int
+        if let (tp, tb) = keptText {
+            text = tp.bindMemory(to: UInt8.self, capacity: tb)
+            textCapacity = tb
+        } else {
+            guard let rawText = afsMalloc(textBytes) else { throw AFSError.noMemory("a JSON document's text", bytes: textBytes) }
+            text = rawText.bindMemory(to: UInt8.self, capacity: textBytes)
+            textCapacity = textBytes
+            JSONTapeParser.hugePages(text, textBytes)
+        }
+        var stage = Stage2(p: p, n: n, s1: scanner, text: text, maxDepth: Swift.max(0, maxDepth))
         frames.count = 0
         let ok: Bool
         do {
@@ -299,7 +368,56 @@ public final class JSONTapeParser {
             free(text)
             return nil
         }
-        return b.finish(text: text, textCount: stage.textCount)
+        let nodesKept = b.capacity &* MemoryLayout<JSONDocument.Node>.stride
+        let doc = b.finish(text: text, textCount: stage.textCount)
+        if let spare {
+            doc.spare = spare
+            doc.blockBytes = (nodesKept, textCapacity)
+        }
+        return doc
+    }
+}
+
+/// The tape and text blocks of the last freed document of a reused parser: the next parse
+/// writes into memory already mapped instead of a fresh block the kernel must fault in and
+/// zero (a third of a 10 MB parse). Documents may be freed on any thread: a lock.
+final class JSONBlockSpare: @unchecked Sendable {  // every access under `lock`
+    private let lock: OpaquePointer?
+    private var nodes: UnsafeMutableRawPointer?
+    private var nodesBytes = 0
+    private var text: UnsafeMutableRawPointer?
+    private var textBytes = 0
+
+    init() { lock = cafs_lock_new() }
+
+    deinit {
+        free(nodes)
+        free(text)
+        if let lock { cafs_lock_free(lock) }
+    }
+
+    /// Keeps a freed document's blocks when none are kept; false when the caller frees them.
+    func give(_ n: UnsafeMutableRawPointer, _ nb: Int, _ t: UnsafeMutableRawPointer, _ tb: Int) -> Bool {
+        guard let lock else { return false }
+        cafs_lock_acquire(lock)
+        defer { cafs_lock_release(lock) }
+        if nodes != nil || text != nil { return false }
+        nodes = n
+        nodesBytes = nb
+        text = t
+        textBytes = tb
+        return true
+    }
+
+    /// The kept blocks (now the caller's), or nil.
+    func take() -> (UnsafeMutableRawPointer, Int, UnsafeMutableRawPointer, Int)? {
+        guard let lock else { return nil }
+        cafs_lock_acquire(lock)
+        defer { cafs_lock_release(lock) }
+        guard let n = nodes, let t = text else { return nil }
+        nodes = nil
+        text = nil
+        return (n, nodesBytes, t, textBytes)
     }
 }
 
@@ -307,19 +425,36 @@ public final class JSONTapeParser {
 struct Stage2 {
     let p: UnsafePointer<UInt8>
     let n: Int
-    let idx: UnsafeMutablePointer<UInt32>
-    let count: Int
+    /// Stage 1, run a window ahead of this walk.
+    var s1: Stage1
     let text: UnsafeMutablePointer<UInt8>
     let maxDepth: Int
+    /// The next index entry (in the window).
     var k = 0
     var textCount = 0
 
     @inline(__always)
-    func at(_ j: Int) -> Int { Int(truncatingIfNeeded: idx[j]) }
+    func at(_ j: Int) -> Int { Int(truncatingIfNeeded: s1.out[j]) }
+
+    /// Whether entry `k` exists, indexing the next window when the walk reached the end of
+    /// this one (the entries before `k` are done with).
+    @inline(__always)
+    mutating func has() -> Bool {
+        k < s1.count || refill()
+    }
+
+    mutating func refill() -> Bool {
+        while !s1.finished {
+            s1.fill(keeping: k)
+            k = 0
+            if s1.count > 0 { return true }
+        }
+        return false
+    }
 
     mutating func run(_ b: inout TapeBuilder, _ frames: inout MoveStack<JSONReader.Frame>) throws(AFSError) -> Bool {
         outer: while true {
-            guard k < count else { return false }
+            guard has() else { return false }
             let q = at(k)
             k &+= 1
             let c = p[q]
@@ -329,7 +464,7 @@ struct Stage2 {
                 if frames.count >= maxDepth { return false }
                 b.depth = Swift.max(b.depth, frames.count &+ 1)
                 let node = try b.push(isObject ? .dict : .array)
-                guard k < count else { return false }
+                guard has() else { return false }
                 if p[at(k)] == c &+ 2 {  // `}` and `]` are 2 above `{` and `[`
                     k &+= 1
                     b.nodes[node].word = UInt64(b.count)
@@ -358,7 +493,7 @@ struct Stage2 {
             while frames.count > 0 {
                 let top = frames.base[frames.count &- 1]
                 b.nodes[top.valueStart].head &+= 16
-                guard k < count else { return false }
+                guard has() else { return false }
                 let d = p[at(k)]
                 k &+= 1
                 if d == UInt8(ascii: ",") {
@@ -370,7 +505,7 @@ struct Stage2 {
                 b.nodes[top.valueStart].word = UInt64(b.count)
                 frames.count &-= 1
             }
-            return k == count
+            return !has() && s1.valid
         }
     }
 
@@ -395,7 +530,7 @@ struct Stage2 {
     /// A key string, its print, and the `:` after it.
     @inline(__always)
     mutating func key(_ b: inout TapeBuilder) throws(AFSError) -> Bool {
-        guard k < count else { return false }
+        guard has() else { return false }
         let q = at(k)
         guard p[q] == 0x22 else { return false }
         k &+= 1
@@ -403,7 +538,7 @@ struct Stage2 {
         guard let node = try string(&b, q) else { return false }
         try b.keys.push(node)
         try b.prints.push(TapeBuilder.keyPrint(text + start, textCount &- 1 &- start))
-        guard k < count, p[at(k)] == UInt8(ascii: ":") else { return false }
+        guard has(), p[at(k)] == UInt8(ascii: ":") else { return false }
         k &+= 1
         return true
     }
@@ -412,7 +547,7 @@ struct Stage2 {
     /// for a bad escape.
     @inline(__always)
     mutating func string(_ b: inout TapeBuilder, _ q: Int) throws(AFSError) -> Int? {
-        guard k < count else { return nil }
+        guard has() else { return nil }
         let close = at(k)
         k &+= 1
         let start = q &+ 1
