@@ -347,8 +347,8 @@ AFS_API void afs_value_free(afs_value *v);
 
 /*
  * A JSON PARSER (afs_json_parser) reads many documents and keeps its buffers between them:
- * the structural index (4 bytes per byte of the largest document read so far, mapped only
- * as far as used) and its stack of open containers; and when a value it returned is freed,
+ * the structural index (a window of 64K positions, 256 KiB, that stage 1 fills ahead of
+ * stage 2) and its stack of open containers; and when a value it returned is freed,
  * the two blocks of that value (its nodes and its text) wait in the parser for the next
  * document that fits in them (one value's blocks at most; freed with the parser), so a
  * parse-free loop writes into memory already mapped. afs_value_parse_json
@@ -362,7 +362,7 @@ AFS_API void afs_value_free(afs_value *v);
  * compares (SSE2 on x86-64; a byte-by-byte classifier elsewhere) that finds the quotes,
  * the escaped bytes, the bytes inside strings, the structural characters and the start of
  * every number and literal, checks the UTF-8 of the whole text, and writes their positions
- * to the index; stage 2 walks the index and builds the value. A text either stage rejects
+ * to the index, a window at a time; stage 2 walks the index and builds the value. A text either stage rejects
  * is read again by the value-by-value reader, which names the problem (errors are rare, so
  * this costs nothing on good input). afs_value_parse_json and the JSON response serializer
  * read the same way with a parser of their own.

@@ -102,6 +102,28 @@ final class JSONStructuralIndexTests: XCTestCase {
         }
     }
 
+    func testThatTheBranchFreeEscapeMasksMatchTheLoop() {
+        var rng = SplitMix(seed: 2323)
+        for round in 0..<20_000 {
+            // Sparse, dense and run-heavy backslash masks, with and without a carry in.
+            var b = rng.next()
+            switch round % 4 {
+            case 0: b &= rng.next() & rng.next()
+            case 1: b |= rng.next()
+            case 2: b = b & 0xFFFF_0000_FFFF_0000 | (b >> 1)
+            default: break
+            }
+            if round % 50 == 0 { b = ~0 }
+            for carryIn: UInt64 in [0, 1] {
+                var c1 = carryIn, c2 = carryIn
+                let fast = JSONStructuralIndex.escaped(b, &c1)
+                let slow = JSONStructuralIndex.escapedByLoop(b, &c2)
+                XCTAssertEqual(fast, slow, "mask \(String(b, radix: 16)) carry \(carryIn)")
+                XCTAssertEqual(c1, c2, "mask \(String(b, radix: 16)) carry \(carryIn)")
+            }
+        }
+    }
+
     func testThatRandomDocumentsGiveTheReferenceIndexAndTheReadersTape() throws {
         for seed in 0..<200 {
             var maker = TreeMaker(seed: UInt64(seed) + 23_000)

@@ -122,10 +122,25 @@ struct JSONStructuralIndex: ~Copyable {
 
     /// Bits of the bytes escaped by a backslash: the byte after each backslash that is not
     /// itself escaped. `carry`: whether the block's first byte is escaped (in), whether the
-    /// next block's is (out).
+    /// next block's is (out). Branch-free, simdjson's way: a run of backslashes escapes the
+    /// byte after it when its length is odd; adding each run's start (on an odd bit) to the
+    /// run carries past its end, which tells the runs starting on even bits apart, and the
+    /// alternating mask is flipped for those.
     @inline(__always)
     static func escaped(_ backslash: UInt64, _ carry: inout UInt64) -> UInt64 {
         if backslash | carry == 0 { return 0 }
+        let even: UInt64 = 0x5555_5555_5555_5555
+        let b = backslash & ~carry
+        let followsEscape = b << 1 | carry
+        let oddStarts = b & ~even & ~followsEscape
+        let (sum, overflow) = oddStarts.addingReportingOverflow(b)
+        carry = overflow ? 1 : 0
+        let invert = sum << 1
+        return (even ^ invert) & followsEscape
+    }
+
+    /// `escaped` one backslash at a time (the tests' reference).
+    static func escapedByLoop(_ backslash: UInt64, _ carry: inout UInt64) -> UInt64 {
         var escaped = carry
         var b = backslash & ~carry
         carry = 0
