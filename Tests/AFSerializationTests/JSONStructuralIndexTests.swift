@@ -229,6 +229,50 @@ final class JSONStructuralIndexTests: XCTestCase {
     }
 }
 
+/// JSON-to-pickle through the index and through the reader: the same bytes, or the same error.
+private func checkPickleBothWays(_ t: [UInt8], _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
+    for (fragments, exact) in [(true, false), (true, true), (false, false)] {
+        let reader = Result { try t.withUnsafeBufferPointer { buf -> [UInt8] in
+            let (p, n) = try JSONToPickle.transcodeWithReader(buf, allowFragments: fragments, exactIntegers: exact)
+            defer { free(p) }
+            return Array(UnsafeBufferPointer(start: p, count: n))
+        } }
+        let indexed = try t.withUnsafeBufferPointer { buf -> [UInt8]? in
+            guard let (p, n) = try JSONToPickle.transcodeIndexed(buf, allowFragments: fragments, exactIntegers: exact) else { return nil }
+            defer { free(p) }
+            return Array(UnsafeBufferPointer(start: p, count: n))
+        }
+        switch reader {
+        case .success(let bytes):
+            XCTAssertEqual(indexed, bytes, "\(what) (fragments \(fragments), exact \(exact))", file: file, line: line)
+        case .failure(let e):
+            XCTAssertNil(indexed, "\(what): the reader says \(e)", file: file, line: line)
+            let viaPublic = Result { try t.withUnsafeBufferPointer { try JSONToPickle.transcode($0, allowFragments: fragments, exactIntegers: exact) } }
+            if case .success(let (p, _)) = viaPublic { free(p); XCTFail("\(what): accepted", file: file, line: line) }
+            if case .failure(let e2) = viaPublic { XCTAssertEqual("\(e2)", "\(e)", what, file: file, line: line) }
+        }
+    }
+}
+
+final class JSONToPickleIndexedTests: XCTestCase {
+    func testThatTheIndexedTranscoderWritesTheReadersBytes() throws {
+        let tests = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        let folder = tests.appendingPathComponent("data/JSONTestSuite/test_parsing")
+        for name in try FileManager.default.contentsOfDirectory(atPath: folder.path) where name.hasSuffix(".json") {
+            try checkPickleBothWays([UInt8](try Data(contentsOf: folder.appendingPathComponent(name))), name)
+        }
+        for seed in 0..<150 {
+            var maker = TreeMaker(seed: UInt64(seed) + 2300)
+            maker.doublesParseBackAsDoubles = true
+            try checkPickleBothWays(try JSONWriter.data(maker.document(depth: 5), options: []), "seed \(seed)")
+        }
+        for s in ["[9223372036854775808, -9223372036854775809, 123456789012345678901234567890, -0, 1e2, -0.0]",
+                  "{\"k\":\"v\",\"k\":\"w\",\"e\\u00e9\":[\"short\",\"short\",\"a\\nb\"]}", "[1,]", "\"x\"", "1", "[\"\\q\"]"] {
+            try checkPickleBothWays(Array(s.utf8), s)
+        }
+    }
+}
+
 /// A small deterministic generator.
 private struct SplitMix {
     var state: UInt64

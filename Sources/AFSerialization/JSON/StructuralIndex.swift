@@ -708,15 +708,24 @@ struct Stage2 {
     /// false when it is not a valid number followed by a boundary, or too large for a double.
     @inline(__always)
     mutating func number(_ b: inout TapeBuilder, _ q: Int) throws(AFSError) -> Bool {
+        guard let (isInt, bits, _) = numberValue(q) else { return false }
+        _ = try b.push(isInt ? .int : .double, 0, bits)
+        return true
+    }
+
+    /// The number at `q`: whether an int64 (else a double), its bits, and where it ends;
+    /// nil when it is not valid or too large for a double (the reader names why).
+    @inline(__always)
+    func numberValue(_ q: Int) -> (Bool, UInt64, Int)? {
         var i = q
         let negative = p[i] == UInt8(ascii: "-")
         if negative { i &+= 1 }
         var mantissa: UInt64 = 0
         var truncated = false
-        guard digit(i) else { return false }
+        guard digit(i) else { return nil }
         if p[i] == 0x30 {
             i &+= 1
-            if digit(i) { return false }
+            if digit(i) { return nil }
         } else {
             // Up to 19 digits cannot overflow.
             let first = i
@@ -738,7 +747,7 @@ struct Stage2 {
         if i < n && p[i] == UInt8(ascii: ".") {
             isInteger = false
             i &+= 1
-            guard digit(i) else { return false }
+            guard digit(i) else { return nil }
             while digit(i) {
                 if !truncated {
                     let (m1, o1) = mantissa.multipliedReportingOverflow(by: 10)
@@ -757,24 +766,22 @@ struct Stage2 {
                 expNegative = p[i] == UInt8(ascii: "-")
                 i &+= 1
             }
-            guard digit(i) else { return false }
+            guard digit(i) else { return nil }
             while digit(i) {
                 if exponent < 100_000_000 { exponent = exponent &* 10 &+ Int(p[i] &- 0x30) }
                 i &+= 1
             }
             if expNegative { exponent = -exponent }
         }
-        guard boundary(i) else { return false }
+        guard boundary(i) else { return nil }
 
         if isInteger && !truncated {
             if !negative {
-                if mantissa <= UInt64(Int64.max) { _ = try b.push(.int, 0, mantissa); return true }
+                if mantissa <= UInt64(Int64.max) { return (true, mantissa, i) }
             } else if mantissa == 0 {
-                _ = try b.push(.double, 0, (-0.0 as Double).bitPattern)
-                return true
+                return (false, (-0.0 as Double).bitPattern, i)
             } else if mantissa <= UInt64(Int64.max) + 1 {
-                _ = try b.push(.int, 0, 0 &- mantissa)
-                return true
+                return (true, 0 &- mantissa, i)
             }
         }
         var d: Double?
@@ -795,10 +802,9 @@ struct Stage2 {
         if d == nil {
             // The standard library's C-locale strtod; too large is the reader's error.
             let token = String(decoding: UnsafeBufferPointer(start: p + q, count: i &- q), as: UTF8.self)
-            guard let x = Double(token), x.isFinite else { return false }
+            guard let x = Double(token), x.isFinite else { return nil }
             d = x
         }
-        _ = try b.push(.double, 0, d!.bitPattern)
-        return true
+        return (false, d!.bitPattern, i)
     }
 }
