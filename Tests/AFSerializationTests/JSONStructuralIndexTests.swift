@@ -187,6 +187,29 @@ final class JSONStructuralIndexTests: XCTestCase {
         }
     }
 
+    func testThatBlocksWhollyInsideLongStringsAreCheckedToo() throws {
+        // Blocks inside a string with no quote, backslash or control byte take a shortcut in
+        // stage 1: their UTF-8 and what follows them must still be checked.
+        let filler = Array(String(repeating: "é-日本-😀-plain text ", count: 30).utf8)
+        for at in stride(from: 100, to: 400, by: 7) {
+            var t = Array("[\"".utf8) + filler + Array("\",1]".utf8)
+            try checkBothParsers(t, "long string")
+            let saved = t[at]
+            for bad: UInt8 in [0xFF, 0x01, 0x80, 0xC3] {
+                t[at] = bad
+                try checkBothParsers(t, "byte \(bad) at \(at) of a long string")
+            }
+            t[at] = saved
+        }
+        // A string ending right after a skipped block, and one cut at the end of the input.
+        for len in [126, 127, 128, 129, 190, 191, 192, 193] {
+            let body = [UInt8](repeating: UInt8(ascii: "x"), count: len)
+            try checkBothParsers(Array("[\"".utf8) + body + Array("\"]".utf8), "string of \(len)")
+            try checkBothParsers(Array("[\"".utf8) + body, "unterminated string of \(len)")
+            try checkBothParsers(Array("[\"".utf8) + body + [0xE6, 0x97], "string of \(len) cut in a character")
+        }
+    }
+
     func testThatEveryRejectionGivesTheReadersMessage() throws {
         let samples = [
             "", " ", "[1,]", "{\"a\":1,}", "{\"a\" 1}", "[1 2]", "[tru]", "[truex]", "[1.]", "[01]", "[-]", "[1e]",

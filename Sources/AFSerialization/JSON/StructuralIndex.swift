@@ -210,6 +210,13 @@ struct Stage1 {
 
     var finished: Bool { pos >= n }
 
+    /// 0xFF in the lanes holding `"`, `\` or a byte below 0x20.
+    @inline(__always)
+    static func stops(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> {
+        JSONStructuralIndex.eq(v, 0x22) | JSONStructuralIndex.eq(v, 0x5C)
+            | unsafeBitCast(v .< SIMD16<UInt8>(repeating: 0x20), to: SIMD16<UInt8>.self)
+    }
+
     /// After the whole input: whether no byte-level problem was seen.
     var valid: Bool {
         if inStringCarry != 0 || problems != 0 || Wide.anyNonzero(utf8) { return false }
@@ -237,6 +244,24 @@ struct Stage1 {
                 memset(t + 3, 0x20, 64)
                 memcpy(t + 3, p + pos, Swift.min(64, n &- pos))
                 src = UnsafePointer(t + 3)
+            }
+            if inStringCarry != 0 && !scalar {
+                // Inside a string: a block without a quote, a backslash or a control byte
+                // adds nothing to the index (long strings skip the full classification).
+                let r = UnsafeRawPointer(src)
+                let v0 = r.loadUnaligned(as: SIMD16<UInt8>.self), v1 = r.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)
+                let v2 = r.loadUnaligned(fromByteOffset: 32, as: SIMD16<UInt8>.self), v3 = r.loadUnaligned(fromByteOffset: 48, as: SIMD16<UInt8>.self)
+                if !Wide.anyNonzero(Stage1.stops(v0) | Stage1.stops(v1) | Stage1.stops(v2) | Stage1.stops(v3)) {
+                    let high: UInt64 = Wide.anyHigh(v0 | v1 | v2 | v3) ? 1 : 0
+                    if high | highBefore != 0 {
+                        utf8 |= Wide.utf8Errors(at: src) | Wide.utf8Errors(at: src + 16)
+                            | Wide.utf8Errors(at: src + 32) | Wide.utf8Errors(at: src + 48)
+                    }
+                    highBefore = high
+                    escapeCarry = 0  // its first byte may be escaped; no backslash ends it
+                    pos &+= 64
+                    continue
+                }
             }
             let b = scalar ? JSONStructuralIndex.classifyScalar(src) : JSONStructuralIndex.classify(src)
             // UTF-8: blocks with a byte of 0x80 or above, and the block after one (a
