@@ -361,6 +361,41 @@ static void json_text(void) {
     afs_value_free(v);
 }
 
+/* ---- issue 23: the reused JSON parser ---------------------------------------------------------- */
+
+static void issue23(void) {
+    area = "JSON parser (reused)";
+    char in[300];
+    afs_json_parser *jp = afs_json_parser_new(fresh());
+    /* The same texts through one parser, in turn: the messages of afs_value_parse_json. */
+    for (size_t i = 0; i < sizeof bad_json / sizeof bad_json[0]; i++) {
+        snprintf(in, sizeof in, "%s: %s", bad_json[i].what, S(bad_json[i].text));
+        afs_value *v = afs_json_parser_parse(jp, bad_json[i].text, strlen(bad_json[i].text), fresh());
+        row(in, "afs_json_parser_parse", AFS_E_INVALID_JSON, STATUS_OF(v), &E, "parsed");
+        afs_value_free(v);
+    }
+    /* A string whose escape straddles the 64-byte block boundary, then a bad one there. */
+    char text[200];
+    memset(text, 'a', sizeof text);
+    text[0] = '"';
+    memcpy(text + 62, "\\\\\\\"", 4);
+    text[120] = '"';
+    afs_value *v = afs_json_parser_parse(jp, text, 121, fresh());
+    row("a string with `\\\\\\\"` across byte 64", "afs_json_parser_parse", AFS_OK, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    memcpy(text + 62, "\\\\\\q", 4);
+    v = afs_json_parser_parse(jp, text, 121, fresh());
+    row("a string with `\\\\\\q` across byte 64", "afs_json_parser_parse", AFS_E_INVALID_JSON, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    v = afs_json_parser_parse(NULL, "[]", 2, fresh());
+    row("NULL parser", "afs_json_parser_parse", AFS_E_INVALID_ARGUMENT, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    v = afs_json_parser_parse(jp, NULL, 2, fresh());
+    row("NULL text", "afs_json_parser_parse", AFS_E_INVALID_ARGUMENT, STATUS_OF(v), &E, "parsed");
+    afs_value_free(v);
+    afs_json_parser_free(jp);
+}
+
 /* ---- serializer configuration ------------------------------------------------------------------ */
 
 static void configuration(void) {
@@ -2008,6 +2043,7 @@ int main(int argc, char **argv) {
     security();
     body_transforms();
     decoders();
+    issue23();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "matrix: could not remove %s\n", tmp);

@@ -3,7 +3,9 @@
 /// per node; reading it touches no reference counts; freeing it is two `free` calls.
 ///
 /// It accepts exactly what `JSONParser.parse` accepts and fails with the same messages at
-/// the same offsets: it runs the same reader (`JSONReader`) with the same rules. The tree
+/// the same offsets: it is built from a structural index (`JSONTapeParser`,
+/// StructuralIndex.swift), and a text the index or the walk rejects is read again by the
+/// same reader (`JSONReader`) with the same rules, which names the problem. The tree
 /// it stands for is `value()`, the `Value` that `JSONParser.parse` returns for the text.
 ///
 /// Node indices (`Int`) name nodes; the root is 0, the others come from `members(of:)` and
@@ -54,7 +56,13 @@ public final class JSONDocument: @unchecked Sendable {
         self.hasRepeatedKeys = hasRepeatedKeys
         self.depth = depth
     }
+    /// A reused parser's spare (StructuralIndex.swift) that takes the blocks back when the
+    /// document is freed, with their sizes in bytes; nil: they are freed.
+    var spare: JSONBlockSpare?
+    var blockBytes = (nodes: 0, text: 0)
+
     deinit {
+        if let s = spare, s.give(nodes, blockBytes.nodes, text, blockBytes.text) { return }
         free(nodes)
         free(text)
     }
@@ -64,6 +72,14 @@ public final class JSONDocument: @unchecked Sendable {
     /// - Throws: `AFSError` `.invalidJSON` with the byte offset of the problem; `.noMemory`.
     public static func parse(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool = true,
                              maxDepth: Int = JSONParser.defaultMaxDepth) throws -> JSONDocument {
+        // Stage 1 and 2 (StructuralIndex.swift); the reader below names any problem.
+        try JSONTapeParser().parse(bytes, allowFragments: allowFragments, maxDepth: maxDepth)
+    }
+
+    /// `parse` by `JSONReader`, value by value: the reference, and the path that names the
+    /// problem when the indexed parse rejects a document.
+    static func parseWithReader(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool,
+                                maxDepth: Int) throws -> JSONDocument {
         guard let base = bytes.baseAddress, bytes.count > 0 else {
             throw AFSError(.invalidJSON, "no JSON value: the input is empty at byte offset 0")
         }
@@ -331,6 +347,14 @@ struct TapeBuilder: ~Copyable {
             throw AFSError.noMemory("a JSON document's nodes", bytes: c &* MemoryLayout<JSONDocument.Node>.stride)
         }
         nodes = p.bindMemory(to: JSONDocument.Node.self, capacity: c)
+        capacity = c
+        keys = MoveStack<Int>(capacity: 64)
+        prints = MoveStack<UInt64>(capacity: 64)
+    }
+
+    /// A tape in a block of `capacity` nodes the caller allocated (a reused parser's spare).
+    init(nodes block: UnsafeMutableRawPointer, capacity c: Int) {
+        nodes = block.bindMemory(to: JSONDocument.Node.self, capacity: c)
         capacity = c
         keys = MoveStack<Int>(capacity: 64)
         prints = MoveStack<UInt64>(capacity: 64)

@@ -21,6 +21,20 @@ public enum JSONToPickle {
         guard let base = text.baseAddress, text.count > 0 else {
             throw AFSError(.invalidJSON, "no JSON value: the input is empty at byte offset 0")
         }
+        // Stage 1 and a walk of its index (JSONToPickleIndexed.swift); the reader below
+        // names any problem.
+        if let done = try transcodeIndexed(text, allowFragments: allowFragments, exactIntegers: exactIntegers) {
+            return done
+        }
+        return try transcodeWithReader(text, allowFragments: allowFragments, exactIntegers: exactIntegers)
+    }
+
+    /// `transcode` by `JSONReader`, value by value (the reference; names every problem).
+    static func transcodeWithReader(_ text: UnsafeBufferPointer<UInt8>, allowFragments: Bool,
+                                    exactIntegers: Bool) throws -> (UnsafeMutablePointer<UInt8>, Int) {
+        guard let base = text.baseAddress, text.count > 0 else {
+            throw AFSError(.invalidJSON, "no JSON value: the input is empty at byte offset 0")
+        }
         var w = PickleWriter(capacity: text.count + text.count / 4 + 64)
         var reader = JSONReader(base, text.count, maxDepth: JSONParser.defaultMaxDepth)
         try reader.transcode(into: &w, allowFragments: allowFragments, exactIntegers: exactIntegers)

@@ -85,6 +85,7 @@ c_response_reader_p = _opaque("afs_response_reader")
 c_security_policy_p = _opaque("afs_security_policy")
 c_multipart_parser_p = _opaque("afs_multipart_parser")
 c_multipart_reader_p = _opaque("afs_multipart_reader")
+c_json_parser_p = _opaque("afs_json_parser")
 
 #: ``char *(*afs_query_fn)(void *ctx, const afs_request *, const afs_value *, afs_error *)``
 QUERY_FN = CFUNCTYPE(c_void_p, c_void_p, c_request_p, c_value_p, c_error_p)
@@ -280,6 +281,9 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_value_parse_json", c_value_p, [c_char_p, c_size_t, _E], _HANDLE),
     ("afs_value_kind_of", c_int, [c_value_p], None),
     ("afs_value_free", None, [c_value_p], None),
+    ("afs_json_parser_new", c_json_parser_p, [_E], _HANDLE),
+    ("afs_json_parser_parse", c_value_p, [c_json_parser_p, c_char_p, c_size_t, _E], _HANDLE),
+    ("afs_json_parser_free", None, [c_json_parser_p], None),
     # 4. helpers
     ("afs_percent_escape", c_void_p, [c_char_p, c_size_t, _E], _OWNED),
     ("afs_query_string", c_void_p, [c_value_p, _E], _OWNED),
