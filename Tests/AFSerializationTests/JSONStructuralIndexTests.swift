@@ -39,11 +39,11 @@ private func referenceIndex(_ t: [UInt8]) -> [UInt32]? {
     return inString ? nil : out
 }
 
-/// Stage 1's index of `t` (vector or scalar classifier), or nil when stage 1 rejects it.
-private func stage1(_ t: [UInt8], scalar: Bool) throws -> [UInt32]? {
+/// Stage 1's index of `t` by `path` (portable, SSE2, AVX2: `Stage1.paths`), or nil when stage 1 rejects it.
+private func stage1(_ t: [UInt8], path: Int32) throws -> [UInt32]? {
     var index = JSONStructuralIndex()
     return try t.withUnsafeBufferPointer { buf -> [UInt32]? in
-        guard try index.build(buf.baseAddress!, buf.count, scalar: scalar) else { return nil }
+        guard try index.build(buf.baseAddress!, buf.count, path: path) else { return nil }
         return Array(UnsafeBufferPointer(start: index.positions, count: index.count))
     }
 }
@@ -51,9 +51,10 @@ private func stage1(_ t: [UInt8], scalar: Bool) throws -> [UInt32]? {
 /// The document by the two stages and by the reader: same tape, or the same error.
 private func checkBothParsers(_ t: [UInt8], _ what: String, file: StaticString = #filePath, line: UInt = #line) throws {
     let reader = Result { try t.withUnsafeBufferPointer { try JSONDocument.parseWithReader($0, allowFragments: true, maxDepth: 512) } }
-    for (scalar, window) in [(false, Stage1.window), (true, Stage1.window), (false, 64), (true, 200)] {
+    // Every stage 1 path the CPU has, each with the full window and a small one.
+    for (path, window) in Stage1.paths.flatMap({ [($0, Stage1.window), ($0, $0 == Stage1.portable ? 200 : 64)] }) {
         let parser = JSONTapeParser()
-        parser.scalarStage1 = scalar
+        parser.stage1Path = path
         parser.window = window
         let indexed = try t.withUnsafeBufferPointer { try parser.parseIndexed($0, allowFragments: true, maxDepth: 512) }
         switch reader {
@@ -93,9 +94,11 @@ final class JSONStructuralIndexTests: XCTestCase {
             for _ in 0..<length { t.append(alphabet[Int(rng.next() % UInt64(alphabet.count))]) }
             // Backslashes outside strings: the reference does not model them.
             let ref = referenceIndex(t)
-            let vector = try stage1(t, scalar: false)
-            let scalar = try stage1(t, scalar: true)
-            XCTAssertEqual(vector, scalar, "round \(round)")
+            let scalar = try stage1(t, path: Stage1.portable)
+            for path in Stage1.paths {
+                XCTAssertEqual(try stage1(t, path: path), scalar, "round \(round), path \(path)")
+            }
+            let vector = try stage1(t, path: Stage1.defaultPath)
             if !t.contains(0x5C), !t.contains(0xC3), !t.contains(0xA9) {
                 XCTAssertEqual(vector, ref, "round \(round): \(t)")
             }
@@ -133,9 +136,11 @@ final class JSONStructuralIndexTests: XCTestCase {
                 let t = try JSONWriter.data(tree, options: options)
                 let ref = referenceIndex(t)
                 if !t.contains(0x5C) || ref != nil {
-                    let v = try stage1(t, scalar: false)
+                    let v = try stage1(t, path: Stage1.defaultPath)
                     if !t.contains(where: { $0 >= 0x80 }) { XCTAssertEqual(v, ref, "seed \(seed)") }
-                    XCTAssertEqual(v, try stage1(t, scalar: true), "seed \(seed)")
+                    for path in Stage1.paths {
+                        XCTAssertEqual(v, try stage1(t, path: path), "seed \(seed), path \(path)")
+                    }
                 }
                 try checkBothParsers(t, "seed \(seed)")
             }
@@ -154,7 +159,9 @@ final class JSONStructuralIndexTests: XCTestCase {
                     let t = [UInt8(ascii: "[")] + [0x22] + body + [0x22, UInt8(ascii: ","), UInt8(ascii: "1"), UInt8(ascii: "]")]
                     try checkBothParsers(t, "run \(run) ending at \(end), then \(after)")
                     if run % 2 == 0 || after == UInt8(ascii: "n") {
-                        XCTAssertEqual(try stage1(t, scalar: false), referenceIndex(t), "run \(run) at \(end)")
+                        for path in Stage1.paths {
+                            XCTAssertEqual(try stage1(t, path: path), referenceIndex(t), "run \(run) at \(end), path \(path)")
+                        }
                     }
                 }
             }
@@ -162,7 +169,7 @@ final class JSONStructuralIndexTests: XCTestCase {
         // Quotes right at each side of a boundary.
         for at in 60..<70 {
             let t = Array(("[" + String(repeating: " ", count: at - 1) + "\"x\"" + String(repeating: " ", count: 70) + "]").utf8)
-            XCTAssertEqual(try stage1(t, scalar: false), referenceIndex(t))
+            for path in Stage1.paths { XCTAssertEqual(try stage1(t, path: path), referenceIndex(t), "path \(path)") }
             try checkBothParsers(t, "quote at \(at)")
         }
     }

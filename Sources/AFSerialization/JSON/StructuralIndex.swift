@@ -2,16 +2,17 @@ internal import CAFSerialization
 
 /// JSON reading in two stages, as simdjson does it (issue 23).
 ///
-/// Stage 1 (`JSONStructuralIndex.build`) makes one pass over the input in 64-byte blocks.
-/// Each block is classified 16 bytes at a time with `SIMD16<UInt8>` compares (SSE2 on
-/// x86-64, NEON on arm64; `scalar: true` classifies byte by byte, the portable reference)
-/// into 64-bit masks: quotes, backslashes, the structural characters `{}[]:,`, whitespace
-/// and control bytes. Backslash runs decide which bytes are escaped (a byte after an odd
-/// run); the unescaped quotes, prefix-XORed (a shift-xor ladder), give the bytes inside
-/// strings. Written to the index, in order: every structural character outside strings,
+/// Stage 1 (`Stage1`, C in Sources/CAFSerialization/json_stage1.c) makes one pass over the
+/// input in 64-byte blocks. Each block is classified by vector compares (32-byte AVX2 when
+/// the CPU has it, chosen at run time; 16-byte SSE2 otherwise; byte by byte on the portable
+/// path, the reference) into 64-bit masks: quotes, backslashes, the structural characters
+/// `{}[]:,`, whitespace and control bytes. Backslash runs decide which bytes are escaped (a
+/// byte after an odd run); the unescaped quotes, prefix-XORed (a carry-less multiplication
+/// on the AVX2 path, a shift-xor ladder otherwise), give the bytes inside strings. Written to the index, in order: every structural character outside strings,
 /// every opening and closing quote, and the first byte of every other run outside strings
-/// (a number, a literal, or a stray byte). UTF-8 is checked for the whole input
-/// (`firstInvalidUTF8Offset`, only when a block had a byte of 0x80 or above).
+/// (a number, a literal, or a stray byte). UTF-8 is checked for the whole input (the
+/// compares of `Wide.utf8Errors`, only on blocks with a byte of 0x80 or above and the block
+/// after one).
 ///
 /// Stage 2 (`JSONTapeParser.parse`) walks the index and writes the same tape
 /// `JSONDocument` has always had: strings copied (or unescaped) between the quote positions,
@@ -54,89 +55,10 @@ struct JSONStructuralIndex: ~Copyable {
         capacity = need
     }
 
-    /// The masks of one 64-byte block: bit j stands for byte j.
-    struct Block {
-        var quote: UInt64 = 0
-        var backslash: UInt64 = 0
-        var structural: UInt64 = 0
-        var whitespace: UInt64 = 0
-        var control: UInt64 = 0
-        var high: UInt64 = 0
-    }
-
-    /// 16 lanes of 0x00/0xFF to 16 bits (lane j to bit j): pmovmskb (cafs_simd.h).
-    @inline(__always)
-    static func bits(_ m: SIMD16<UInt8>) -> UInt64 {
-        UInt64(truncatingIfNeeded: cafs_movemask16(m))
-    }
-
-    /// 0xFF in the lanes equal to `b`. (Masks are combined as bytes with `|`: combining
-    /// `SIMDMask`s with `.|` is compiled lane by lane.)
-    @inline(__always)
-    static func eq(_ v: SIMD16<UInt8>, _ b: UInt8) -> SIMD16<UInt8> {
-        unsafeBitCast(v .== SIMD16<UInt8>(repeating: b), to: SIMD16<UInt8>.self)
-    }
-
-    /// The masks of the 64 bytes at `p` by vector compares (pcmpeqb/pminub and a
-    /// multiplication per 8 lanes on x86-64).
-    @inline(__always)
-    static func classify(_ p: UnsafePointer<UInt8>) -> Block {
-        var b = Block()
-        var shift: UInt64 = 0
-        var high = SIMD16<UInt8>()
-        for _ in 0..<4 {
-            let v = UnsafeRawPointer(p + Int(shift)).loadUnaligned(as: SIMD16<UInt8>.self)
-            b.quote |= bits(eq(v, 0x22)) << shift
-            b.backslash |= bits(eq(v, 0x5C)) << shift
-            // `[` and `]` with 0x20 set are `{` and `}`.
-            let lower = v | SIMD16<UInt8>(repeating: 0x20)
-            b.structural |= bits(eq(lower, 0x7B) | eq(lower, 0x7D) | eq(v, 0x3A) | eq(v, 0x2C)) << shift
-            b.whitespace |= bits(eq(v, 0x20) | eq(v, 0x0A) | eq(v, 0x0D) | eq(v, 0x09)) << shift
-            b.control |= bits(unsafeBitCast(v .< SIMD16<UInt8>(repeating: 0x20), to: SIMD16<UInt8>.self)) << shift
-            high |= v
-            shift &+= 16
-        }
-        b.high = Wide.anyHigh(high) ? 1 : 0
-        return b
-    }
-
-    /// The portable classifier: byte by byte (non-vector targets, and the reference the
-    /// tests compare the vector one with).
-    static func classifyScalar(_ p: UnsafePointer<UInt8>) -> Block {
-        var b = Block()
-        for j in 0..<64 {
-            let c = p[j]
-            let bit: UInt64 = 1 << UInt64(j)
-            switch c {
-            case 0x22: b.quote |= bit
-            case 0x5C: b.backslash |= bit
-            case 0x7B, 0x7D, 0x5B, 0x5D, 0x3A, 0x2C: b.structural |= bit
-            case 0x20, 0x0A, 0x0D, 0x09: b.whitespace |= bit
-            default: break
-            }
-            if c < 0x20 { b.control |= bit }
-            if c >= 0x80 { b.high = 1 }
-        }
-        return b
-    }
-
-    /// Bits of the bytes escaped by a backslash: the byte after each backslash that is not
-    /// itself escaped. `carry`: whether the block's first byte is escaped (in), whether the
-    /// next block's is (out). Branch-free, simdjson's way: a run of backslashes escapes the
-    /// byte after it when its length is odd; adding each run's start (on an odd bit) to the
-    /// run carries past its end, which tells the runs starting on even bits apart, and the
-    /// alternating mask is flipped for those.
-    @inline(__always)
+    /// Bits of the bytes escaped by a backslash (`cafs_json_escaped`, the scanner's own
+    /// function; the tests compare it with `escapedByLoop`).
     static func escaped(_ backslash: UInt64, _ carry: inout UInt64) -> UInt64 {
-        if backslash | carry == 0 { return 0 }
-        let even: UInt64 = 0x5555_5555_5555_5555
-        let b = backslash & ~carry
-        let followsEscape = b << 1 | carry
-        let oddStarts = b & ~even & ~followsEscape
-        let (sum, overflow) = oddStarts.addingReportingOverflow(b)
-        carry = overflow ? 1 : 0
-        let invert = sum << 1
-        return (even ^ invert) & followsEscape
+        cafs_json_escaped(backslash, &carry)
     }
 
     /// `escaped` one backslash at a time (the tests' reference).
@@ -157,24 +79,12 @@ struct JSONStructuralIndex: ~Copyable {
         return escaped
     }
 
-    @inline(__always)
-    static func prefixXor(_ x: UInt64) -> UInt64 {
-        var x = x
-        x ^= x << 1
-        x ^= x << 2
-        x ^= x << 4
-        x ^= x << 8
-        x ^= x << 16
-        x ^= x << 32
-        return x
-    }
-
-    /// Stage 1 over the whole of `p[0..<n]` into `positions` (tests). Returns false when
-    /// the input is not a well-formed JSON text at the byte level (invalid UTF-8, a control
-    /// byte inside a string, an unterminated string).
-    mutating func build(_ p: UnsafePointer<UInt8>, _ n: Int, scalar: Bool = false) throws(AFSError) -> Bool {
+    /// Stage 1 over the whole of `p[0..<n]` into `positions` (tests), by `path` (one of
+    /// `Stage1.paths`). Returns false when the input is not a well-formed JSON text at the
+    /// byte level (invalid UTF-8, a control byte inside a string, an unterminated string).
+    mutating func build(_ p: UnsafePointer<UInt8>, _ n: Int, path: Int32 = Stage1.defaultPath) throws(AFSError) -> Bool {
         try reserve(n &+ 64)
-        var scanner = Stage1(p: p, n: n, scalar: scalar, out: positions, window: n &+ 64,
+        var scanner = Stage1(p: p, n: n, path: path, out: positions, window: n &+ 64,
                              scratch: UnsafeMutableRawPointer(positions + (capacity &- Stage1.scratchEntries)))
         scanner.fill(keeping: 0)
         count = scanner.count
@@ -184,44 +94,48 @@ struct JSONStructuralIndex: ~Copyable {
 
 /// Stage 1 as a scanner: each `fill` indexes the next blocks until about `window` entries
 /// wait (or the input ends), so stage 2 reads the index while it is in cache and the index
-/// costs a fixed amount of memory, not 4 bytes per byte of input. Copyable (pointers only).
+/// costs a fixed amount of memory, not 4 bytes per byte of input. The scanning is C
+/// (Sources/CAFSerialization/json_stage1.c: portable, SSE2 and AVX2 copies of one loop,
+/// the AVX2 one chosen at run time); this holds its state. Copyable (pointers only).
 struct Stage1 {
     /// Index entries kept for the scratch block at the end of the index buffer (80 bytes).
     static let scratchEntries = 24
     /// The window of a parse: 64K entries (256 KiB).
     static let window = 1 << 16
 
+    /// Byte by byte (the reference), 16-byte vectors, 32-byte AVX2 vectors.
+    static let portable = Int32(CAFS_JSON_PORTABLE), sse2 = Int32(CAFS_JSON_SSE2), avx2 = Int32(CAFS_JSON_AVX2)
+    /// The paths this CPU runs (tests run each).
+    static let paths: [Int32] = [portable, sse2, avx2].filter { cafs_json_stage1_has_path($0) != 0 }
+    /// The fastest path the CPU has, unless the environment variable `AFS_JSON_STAGE1`
+    /// (portable, sse2, avx2) names another it has.
+    static let defaultPath = Int32(cafs_json_stage1_default_path())
+
+    var c: cafs_json_stage1
+    /// `c.p` and `c.out` (not optional).
     let p: UnsafePointer<UInt8>
-    let n: Int
-    let scalar: Bool
     let out: UnsafeMutablePointer<UInt32>
-    let window: Int
-    /// 80 bytes: the first and the last block are copied here after the 3 bytes before
-    /// them (zeros at the start), padded with spaces (the UTF-8 check reads 3 bytes back).
-    let scratch: UnsafeMutableRawPointer
-    var count = 0
-    var pos = 0
-    var escapeCarry: UInt64 = 0
-    var inStringCarry: UInt64 = 0
-    var otherCarry: UInt64 = 0
-    var problems: UInt64 = 0
-    var utf8 = SIMD16<UInt8>()
-    var highBefore: UInt64 = 0
 
-    var finished: Bool { pos >= n }
-
-    /// 0xFF in the lanes holding `"`, `\` or a byte below 0x20.
-    @inline(__always)
-    static func stops(_ v: SIMD16<UInt8>) -> SIMD16<UInt8> {
-        JSONStructuralIndex.eq(v, 0x22) | JSONStructuralIndex.eq(v, 0x5C)
-            | unsafeBitCast(v .< SIMD16<UInt8>(repeating: 0x20), to: SIMD16<UInt8>.self)
+    init(p: UnsafePointer<UInt8>, n: Int, path: Int32, out: UnsafeMutablePointer<UInt32>, window: Int,
+         scratch: UnsafeMutableRawPointer) {
+        self.p = p
+        self.out = out
+        c = cafs_json_stage1(p: p, n: n, out: out, window: window,
+                             scratch: scratch.assumingMemoryBound(to: UInt8.self), count: 0, pos: 0,
+                             escape_carry: 0, in_string_carry: 0, other_carry: 0, problems: 0,
+                             utf8_errors: 0, high_before: 0,
+                             path: cafs_json_stage1_has_path(path) != 0 ? path : Stage1.sse2)
     }
+
+    var count: Int { c.count }
+    var finished: Bool { c.pos >= c.n }
 
     /// After the whole input: whether no byte-level problem was seen.
     var valid: Bool {
-        if inStringCarry != 0 || problems != 0 || Wide.anyNonzero(utf8) { return false }
+        if c.in_string_carry != 0 || c.problems != 0 || c.utf8_errors != 0 { return false }
         // A sequence cut off by the end of a whole last block.
-        if n % 64 == 0 && highBefore != 0 {
+        let n = c.n
+        if n % 64 == 0 && c.high_before != 0 {
             if p[n &- 1] >= 0xC0 || (n >= 2 && p[n &- 2] >= 0xE0) || (n >= 3 && p[n &- 3] >= 0xF0) { return false }
         }
         return true
@@ -229,76 +143,9 @@ struct Stage1 {
 
     /// Moves the entries from `keep` on to the front, then indexes blocks until the
     /// window is nearly full or the input ends.
+    @inline(__always)
     mutating func fill(keeping keep: Int) {
-        let left = count &- keep
-        if left > 0 && keep > 0 { (out).update(from: out + keep, count: left) }
-        var k = Swift.max(0, left)
-        let t = scratch.assumingMemoryBound(to: UInt8.self)
-        while pos < n && k &+ 64 <= window {
-            let src: UnsafePointer<UInt8>
-            if pos > 0 && pos &+ 64 <= n {
-                src = p + pos
-            } else {
-                memset(t, 0, 3)
-                if pos >= 3 { memcpy(t, p + pos - 3, 3) }
-                memset(t + 3, 0x20, 64)
-                memcpy(t + 3, p + pos, Swift.min(64, n &- pos))
-                src = UnsafePointer(t + 3)
-            }
-            if inStringCarry != 0 && !scalar {
-                // Inside a string: a block without a quote, a backslash or a control byte
-                // adds nothing to the index (long strings skip the full classification).
-                let r = UnsafeRawPointer(src)
-                let v0 = r.loadUnaligned(as: SIMD16<UInt8>.self), v1 = r.loadUnaligned(fromByteOffset: 16, as: SIMD16<UInt8>.self)
-                let v2 = r.loadUnaligned(fromByteOffset: 32, as: SIMD16<UInt8>.self), v3 = r.loadUnaligned(fromByteOffset: 48, as: SIMD16<UInt8>.self)
-                if !Wide.anyNonzero(Stage1.stops(v0) | Stage1.stops(v1) | Stage1.stops(v2) | Stage1.stops(v3)) {
-                    let high: UInt64 = Wide.anyHigh(v0 | v1 | v2 | v3) ? 1 : 0
-                    if high | highBefore != 0 {
-                        utf8 |= Wide.utf8Errors(at: src) | Wide.utf8Errors(at: src + 16)
-                            | Wide.utf8Errors(at: src + 32) | Wide.utf8Errors(at: src + 48)
-                    }
-                    highBefore = high
-                    escapeCarry = 0  // its first byte may be escaped; no backslash ends it
-                    pos &+= 64
-                    continue
-                }
-            }
-            let b = scalar ? JSONStructuralIndex.classifyScalar(src) : JSONStructuralIndex.classify(src)
-            // UTF-8: blocks with a byte of 0x80 or above, and the block after one (a
-            // sequence may end there).
-            if b.high | highBefore != 0 {
-                utf8 |= Wide.utf8Errors(at: src) | Wide.utf8Errors(at: src + 16)
-                    | Wide.utf8Errors(at: src + 32) | Wide.utf8Errors(at: src + 48)
-            }
-            highBefore = b.high
-            let escaped = JSONStructuralIndex.escaped(b.backslash, &escapeCarry)
-            let quotes = b.quote & ~escaped
-            // Set from each opening quote up to (not including) its closing quote.
-            let inString = JSONStructuralIndex.prefixXor(quotes) ^ inStringCarry
-            inStringCarry = UInt64(bitPattern: Int64(bitPattern: inString) >> 63)
-            problems |= b.control & inString
-            let outside = ~(inString | quotes)
-            let other = ~(b.structural | b.whitespace) & outside
-            let starts = other & ~((other << 1) | otherCarry)
-            otherCarry = other >> 63
-            var bits = (b.structural & outside) | quotes | starts
-            if pos &+ 64 > n { bits &= (1 << UInt64(n &- pos)) &- 1 }
-            let base = UInt32(truncatingIfNeeded: pos)
-            // Up to 8 entries per step, written whether used or not (the buffer leaves
-            // room), as simdjson does: fewer branches mispredicted.
-            let c = bits.nonzeroBitCount
-            var w = out + k
-            while bits != 0 {
-                for j in 0..<8 {
-                    w[j] = base &+ UInt32(truncatingIfNeeded: bits.trailingZeroBitCount)
-                    bits &= bits &- 1
-                }
-                w += 8
-            }
-            k &+= c
-            pos &+= 64
-        }
-        count = k
+        cafs_json_stage1_fill(&c, keep)
     }
 }
 
@@ -316,8 +163,8 @@ private let powersOfTen: [Double] = [
 public final class JSONTapeParser {
     var index = JSONStructuralIndex()
     var frames = MoveStack<JSONReader.Frame>(capacity: 16)
-    /// Classify byte by byte instead of with vectors (tests).
-    var scalarStage1 = false
+    /// How stage 1 classifies (one of `Stage1.paths`; tests run each).
+    var stage1Path = Stage1.defaultPath
     /// Index entries stage 1 runs ahead of stage 2 (tests use small windows; at least 64).
     var window = Stage1.window
     /// Where the documents of a reused parser give their blocks back (nil: not reused).
@@ -357,7 +204,7 @@ public final class JSONTapeParser {
         let n = bytes.count
         let window = Swift.min(Swift.max(64, self.window), n &+ 64)
         try index.reserve(window)
-        var scanner = Stage1(p: p, n: n, scalar: scalarStage1, out: index.positions, window: window,
+        var scanner = Stage1(p: p, n: n, path: stage1Path, out: index.positions, window: window,
                              scratch: UnsafeMutableRawPointer(index.positions + (index.capacity &- Stage1.scratchEntries)))
         scanner.fill(keeping: 0)
         guard scanner.count > 0 else { return nil }

@@ -18,7 +18,7 @@ public enum JSONToPickle {
     /// - Throws: `.invalidJSON` as `JSONParser.parse(_:allowFragments:)`.
     public static func transcode(_ text: UnsafeBufferPointer<UInt8>, allowFragments: Bool,
                                  exactIntegers: Bool = false) throws -> (UnsafeMutablePointer<UInt8>, Int) {
-        guard let base = text.baseAddress, text.count > 0 else {
+        guard text.baseAddress != nil, text.count > 0 else {
             throw AFSError(.invalidJSON, "no JSON value: the input is empty at byte offset 0")
         }
         // Stage 1 and a walk of its index (JSONToPickleIndexed.swift); the reader below

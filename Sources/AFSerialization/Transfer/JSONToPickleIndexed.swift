@@ -13,7 +13,7 @@ extension JSONToPickle {
         var index = JSONStructuralIndex()
         let window = Swift.min(Stage1.window, n &+ 64)
         try index.reserve(window)
-        var scanner = Stage1(p: p, n: n, scalar: false, out: index.positions, window: window,
+        var scanner = Stage1(p: p, n: n, path: Stage1.defaultPath, out: index.positions, window: window,
                              scratch: UnsafeMutableRawPointer(index.positions + (index.capacity &- Stage1.scratchEntries)))
         scanner.fill(keeping: 0)
         guard scanner.count > 0 else { return nil }
