@@ -459,6 +459,29 @@ struct TapeBuilder: ~Copyable {
         return h
     }
 
+    /// `keyPrint` of a key followed by at least 7 readable bytes (the tape's text: the
+    /// key's NUL, then the room `parseIndexed` leaves): the tail is one 8-byte load,
+    /// masked to the key's bytes, instead of a byte loop. Same value as `keyPrint`.
+    @inline(__always)
+    static func keyPrintPadded(_ key: UnsafePointer<UInt8>, _ length: Int) -> UInt64 {
+        let m: UInt64 = 0x9E37_79B9_7F4A_7C15
+        var h = UInt64(truncatingIfNeeded: length) &* m
+        let raw = UnsafeRawPointer(key)
+        var j = 0
+        while j &+ 8 <= length {
+            h = (h ^ raw.loadUnaligned(fromByteOffset: j, as: UInt64.self)) &* m
+            h ^= h >> 29
+            j &+= 8
+        }
+        let r = length &- j
+        if r > 0 {
+            let tail = raw.loadUnaligned(fromByteOffset: j, as: UInt64.self) & ((1 << (UInt64(r) &* 8)) &- 1)
+            h = (h ^ tail) &* m
+            h ^= h >> 29
+        }
+        return h
+    }
+
     /// The text of string node `i`.
     @inline(__always)
     func string(_ i: Int, _ text: UnsafePointer<UInt8>) -> UnsafeBufferPointer<UInt8> {

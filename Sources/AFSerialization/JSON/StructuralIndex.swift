@@ -51,7 +51,6 @@ struct JSONStructuralIndex: ~Copyable {
             throw AFSError.noMemory("a JSON structural index", bytes: bytes)
         }
         positions = p.bindMemory(to: UInt32.self, capacity: need)
-        JSONTapeParser.hugePages(p, bytes)
         capacity = need
     }
 
@@ -183,19 +182,6 @@ public final class JSONTapeParser {
         return try JSONDocument.parseWithReader(bytes, allowFragments: allowFragments, maxDepth: maxDepth)
     }
 
-    /// Asks for transparent huge pages on the whole 2 MiB pages of a large new buffer
-    /// (Linux `MADV_HUGEPAGE`; without it the tape and text of a 10 MB document take ~10,000
-    /// page faults, a third of the parse). Only a hint: nothing changes where it is refused.
-    static func hugePages(_ p: UnsafeMutableRawPointer, _ bytes: Int) {
-        #if os(Linux)
-        guard bytes >= 4 << 20 else { return }
-        let huge = 2 << 20
-        let lo = (Int(bitPattern: p) &+ huge &- 1) & ~(huge &- 1)
-        let hi = (Int(bitPattern: p) &+ bytes) & ~(huge &- 1)
-        if hi > lo, let start = UnsafeMutableRawPointer(bitPattern: lo) { _ = madvise(start, hi &- lo, 14 /* MADV_HUGEPAGE */) }
-        #endif
-    }
-
     /// The two stages; nil when the document is not accepted (the reader then names why).
     func parseIndexed(_ bytes: UnsafeBufferPointer<UInt8>, allowFragments: Bool, maxDepth: Int) throws(AFSError)
         -> JSONDocument?
@@ -212,9 +198,9 @@ public final class JSONTapeParser {
         if !allowFragments && first != UInt8(ascii: "{") && first != UInt8(ascii: "[") { return nil }
         // The tape starts at an eighth of the input's size in nodes and doubles as needed;
         // the text of every string and a NUL after each is never more than the input (each
-        // string's quotes leave room for its NUL), plus 8 bytes of room for `copyPlain`. A
-        // reused parser starts from the blocks of the last document it made that was
-        // freed, when they fit without wasting much.
+        // string's quotes leave room for its NUL), plus 8 bytes of room for `copyPlain`
+        // and `keyPrintPadded`. A reused parser starts from the blocks of the last document
+        // it made that was freed, when they fit without wasting much.
         let nodeCount = Swift.max(64, n / 8)
         let nodeBytes = nodeCount &* MemoryLayout<JSONDocument.Node>.stride
         let textBytes = n &+ 9
@@ -229,7 +215,6 @@ public final class JSONTapeParser {
             b = TapeBuilder(nodes: np, capacity: nb / MemoryLayout<JSONDocument.Node>.stride)
         } else {
             b = try TapeBuilder(inputSize: n)
-            JSONTapeParser.hugePages(b.nodes, b.capacity &* MemoryLayout<JSONDocument.Node>.stride)
         }
         let text: UnsafeMutablePointer<UInt8>
         let textCapacity: Int
@@ -240,7 +225,6 @@ public final class JSONTapeParser {
             guard let rawText = afsMalloc(textBytes) else { throw AFSError.noMemory("a JSON document's text", bytes: textBytes) }
             text = rawText.bindMemory(to: UInt8.self, capacity: textBytes)
             textCapacity = textBytes
-            JSONTapeParser.hugePages(text, textBytes)
         }
         var stage = Stage2(p: p, n: n, s1: scanner, text: text, maxDepth: Swift.max(0, maxDepth))
         frames.count = 0
@@ -424,7 +408,7 @@ struct Stage2 {
         let start = textCount
         guard let node = try string(&b, q) else { return false }
         try b.keys.push(node)
-        try b.prints.push(TapeBuilder.keyPrint(text + start, textCount &- 1 &- start))
+        try b.prints.push(TapeBuilder.keyPrintPadded(text + start, textCount &- 1 &- start))
         guard has(), p[at(k)] == UInt8(ascii: ":") else { return false }
         k &+= 1
         return true
@@ -441,14 +425,17 @@ struct Stage2 {
         let len = close &- start
         let dst = text + textCount
         let node: Int
-        if Stage2.copyPlain(p, n, start, close, dst) {
+        let escape = Stage2.copyPlain(p, n, start, close, dst)
+        if escape < 0 {
             node = try b.push(.string, UInt64(len), UInt64(textCount))
             b.nodes[node].head |= JSONDocument.plainFlag
             textCount &+= len
         } else {
-            guard let written = unescape(start, close, dst) else { return nil }
-            node = try b.push(.string, UInt64(written), UInt64(textCount))
-            textCount &+= written
+            // The bytes before the first backslash are copied already.
+            let copied = escape &- start
+            guard let written = unescape(escape, close, dst + copied) else { return nil }
+            node = try b.push(.string, UInt64(copied &+ written), UInt64(textCount))
+            textCount &+= copied &+ written
         }
         text[textCount] = 0
         textCount &+= 1
@@ -461,41 +448,46 @@ struct Stage2 {
         return (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 != 0
     }
 
-    /// Copies `p[from..<end]` to `dst` and returns true when it holds no backslash (false
-    /// with part of it copied otherwise). Short strings 8 bytes at a time (`dst` has 8 bytes
-    /// of room after the text: see `parseIndexed`), long ones by `memchr` and `memcpy`.
+    /// Copies `p[from..<end]` to `dst` up to its first backslash: -1 when there is none
+    /// (all copied), else the backslash's offset (the bytes before it are copied, those
+    /// after it may be too). Short strings 8 bytes at a time (`dst` has 8 bytes of room
+    /// after the text: see `parseIndexed`), long ones by `memchr` and `memcpy`.
     @inline(__always)
     static func copyPlain(_ p: UnsafePointer<UInt8>, _ n: Int, _ from: Int, _ end: Int,
-                          _ dst: UnsafeMutablePointer<UInt8>) -> Bool {
+                          _ dst: UnsafeMutablePointer<UInt8>) -> Int {
         let len = end &- from
         if len >= 48 {
-            if memchr(p + from, 0x5C, len) != nil { return false }
+            if let hit = memchr(p + from, 0x5C, len) {
+                let at = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - p
+                memcpy(dst, p + from, at &- from)
+                return at
+            }
             memcpy(dst, p + from, len)
-            return true
+            return -1
         }
         var i = from
         var o = dst
         while i &+ 8 <= end {
             let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
-            if hasBackslash(w) { return false }
+            if hasBackslash(w) { return i }
             UnsafeMutableRawPointer(o).storeBytes(of: w, as: UInt64.self)
             i &+= 8
             o += 8
         }
         let r = end &- i
-        if r == 0 { return true }
+        if r == 0 { return -1 }
         if i &+ 8 <= n {
             let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
             let x = (w ^ 0x5C5C_5C5C_5C5C_5C5C) | ~((1 << (UInt64(r) &* 8)) &- 1)
-            if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 != 0 { return false }
+            if (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080 != 0 { return i }
             UnsafeMutableRawPointer(o).storeBytes(of: w, as: UInt64.self)
-            return true
+            return -1
         }
         for j in 0..<r {
-            if p[i &+ j] == 0x5C { return false }
+            if p[i &+ j] == 0x5C { return i &+ j }
             o[j] = p[i &+ j]
         }
-        return true
+        return -1
     }
 
     /// Unescapes `p[from..<end]` into `dst`; the bytes written, or nil for a bad escape.

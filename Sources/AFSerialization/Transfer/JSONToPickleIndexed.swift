@@ -124,11 +124,14 @@ extension Stage2 {
         k &+= 1
         let start = q &+ 1
         let len = close &- start
-        if len == 0 || memchr(p + start, 0x5C, len) == nil {
+        guard len > 0, let hit = memchr(p + start, 0x5C, len) else {
             return (UnsafeBufferPointer(start: p + start, count: len), true)
         }
-        guard let written = unescape(start, close, text) else { return nil }
-        return (UnsafeBufferPointer(start: text, count: written), false)
+        // The bytes before the first backslash are copied as they are.
+        let copied = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - (p + start)
+        memcpy(text, p + start, copied)
+        guard let written = unescape(start &+ copied, close, text + copied) else { return nil }
+        return (UnsafeBufferPointer(start: text, count: copied &+ written), false)
     }
 
     /// A key (memoized by its bytes when it has no escapes) and the `:` after it.
