@@ -408,7 +408,13 @@ struct Stage2 {
         let start = textCount
         guard let node = try string(&b, q) else { return false }
         try b.keys.push(node)
-        try b.prints.push(TapeBuilder.keyPrintPadded(text + start, textCount &- 1 &- start))
+        // The print is read from the input when the key had no escape (same bytes): the
+        // text was just written with stores the masked 8-byte load would straddle (a
+        // store-forwarding stall on every short key).
+        let length = textCount &- 1 &- start
+        let plain = b.nodes[node].head & JSONDocument.plainFlag != 0
+        let from = plain && q &+ 9 &+ length <= n ? p + (q &+ 1) : UnsafePointer(text + start)
+        try b.prints.push(TapeBuilder.keyPrintPadded(from, length))
         guard has(), p[at(k)] == UInt8(ascii: ":") else { return false }
         k &+= 1
         return true
