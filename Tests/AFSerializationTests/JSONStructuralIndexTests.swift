@@ -120,6 +120,37 @@ final class JSONStructuralIndexTests: XCTestCase {
         }
     }
 
+    func testThatNumbersOfEveryLengthAndDenseEscapesGiveTheReadersTape() throws {
+        // Stage 2 reads 8 digits at a time while the mantissa has room and copies the runs
+        // between close escapes 8 bytes at a time: numbers of 1-25 digits in each part, with
+        // signs, exponents and non-digits right after a group of 8, and strings whose
+        // escapes are 0-40 bytes apart, all compared with the reader's tape.
+        var rng = SplitMix(seed: 2323)
+        func digits(_ n: Int) -> String { String((0..<n).map { _ in Character(String(rng.next() % 10)) }) }
+        var numbers: [String] = []
+        for intLength in 1...25 {
+            for fracLength in [0, 1, 7, 8, 9, 11, 16, 17, 25] {
+                var t = (rng.next() % 2 == 0 ? "-" : "") + String(1 + rng.next() % 9) + digits(intLength - 1)
+                if fracLength > 0 { t += "." + digits(fracLength) }
+                if rng.next() % 3 == 0 { t += "e" + (rng.next() % 2 == 0 ? "-" : "+") + String(rng.next() % 30) }
+                numbers.append(t)
+            }
+        }
+        numbers += ["0.12345678", "0.1234567890123456789", "12345678.9", "1234567812345678", "12345678123456781",
+                    "9999999999999999999", "18446744073709551615", "-9223372036854775808", "12345678a", "1234567:",
+                    "0.00000000000000000001", "123456789012345678901234567890"]
+        for (j, t) in numbers.enumerated() {
+            try checkBothParsers(Array("[\(t)]".utf8), t)
+            try checkBothParsers(Array("{\"k\":\(t),\"x\":[\(t),1]}".utf8), "number \(j) in an object")
+        }
+        for gap in 0...40 {
+            let run = String(repeating: "a", count: gap)
+            let s = "\"" + (0..<6).map { _ in run + ["\\n", "\\\"", "\\\\", "\\u00e9", "\\t"][Int(rng.next() % 5)] }.joined() + run + "\""
+            try checkBothParsers(Array("[\(s),{\(s):\(s)}]".utf8), "escapes \(gap) apart")
+            try checkBothParsers(Array("[\(s.dropLast())\\x\"]".utf8), "a bad escape after runs of \(gap)")
+        }
+    }
+
     func testThatTheBranchFreeEscapeMasksMatchTheLoop() {
         var rng = SplitMix(seed: 2323)
         for round in 0..<20_000 {

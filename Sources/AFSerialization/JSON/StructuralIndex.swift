@@ -501,14 +501,41 @@ struct Stage2 {
         var i = from
         var o = 0
         while i < end {
-            let rest = end &- i
-            guard let hit = memchr(p + i, 0x5C, rest) else {
-                memcpy(dst + o, p + i, rest)
-                return o &+ rest
+            // Copy up to the next backslash: 8 bytes at a time while the run is short
+            // (escapes often come close together: a call per run cost more than the run),
+            // `memchr` and `memcpy` once it passes 32 bytes. The 8-byte stores stay inside
+            // the string's room (the output is never longer than the input read so far).
+            var at = -1
+            var steps = 0
+            while i &+ 8 <= end && steps < 4 {
+                let w = UnsafeRawPointer(p + i).loadUnaligned(as: UInt64.self)
+                UnsafeMutableRawPointer(dst + o).storeBytes(of: w, as: UInt64.self)
+                let x = w ^ 0x5C5C_5C5C_5C5C_5C5C
+                let t = (x &- 0x0101_0101_0101_0101) & ~x & 0x8080_8080_8080_8080
+                if t != 0 {
+                    // The lowest flagged byte is the first backslash (a borrow only flags
+                    // bytes above a real match).
+                    let z = t.trailingZeroBitCount >> 3
+                    i &+= z
+                    o &+= z
+                    at = i
+                    break
+                }
+                i &+= 8
+                o &+= 8
+                steps &+= 1
             }
-            let at = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - p
-            let run = at &- i
-            if run > 0 { memcpy(dst + o, p + i, run); o &+= run }
+            if at < 0 {
+                let rest = end &- i
+                if rest == 0 { return o }
+                guard let hit = memchr(p + i, 0x5C, rest) else {
+                    memcpy(dst + o, p + i, rest)
+                    return o &+ rest
+                }
+                at = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - p
+                let run = at &- i
+                if run > 0 { memcpy(dst + o, p + i, run); o &+= run }
+            }
             i = at &+ 1
             guard i < end else { return nil }
             let e = p[i]
@@ -574,6 +601,21 @@ struct Stage2 {
     @inline(__always)
     func digit(_ j: Int) -> Bool { j < n && p[j] &- 0x30 < 10 }
 
+    /// The value of the 8 ASCII digits at `j`, or nil when fewer than 8 bytes remain or
+    /// one is not a digit. SWAR: pairs, then quads, then the whole, each step one
+    /// multiply-add of neighbouring lanes (no lane overflows into the next).
+    @inline(__always)
+    func eightDigits(_ j: Int) -> UInt64? {
+        guard j &+ 8 <= n else { return nil }
+        let w = UnsafeRawPointer(p + j).loadUnaligned(as: UInt64.self)
+        let high: UInt64 = 0xF0F0_F0F0_F0F0_F0F0, threes: UInt64 = 0x3030_3030_3030_3030
+        guard w & high == threes, (w &+ 0x0606_0606_0606_0606) & high == threes else { return nil }
+        var v = w &- threes  // digit k (the k-th most significant) in byte k
+        v = ((v &* 10) &+ (v >> 8)) & 0x00FF_00FF_00FF_00FF
+        v = ((v &* 100) &+ (v >> 16)) & 0x0000_FFFF_0000_FFFF
+        return ((v &* 10000) &+ (v >> 32)) & 0xFFFF_FFFF
+    }
+
     /// The number at `q` as `JSONReader.number` converts it (same grammar, same values);
     /// false when it is not a valid number followed by a boundary, or too large for a double.
     @inline(__always)
@@ -599,6 +641,14 @@ struct Stage2 {
         } else {
             // Up to 19 digits cannot overflow.
             let first = i
+            if let v = eightDigits(i) {
+                mantissa = v
+                i &+= 8
+                if let v2 = eightDigits(i) {
+                    mantissa = mantissa &* 100_000_000 &+ v2
+                    i &+= 8
+                }
+            }
             while digit(i) && i &- first < 19 {
                 mantissa = mantissa &* 10 &+ UInt64(p[i] &- 0x30)
                 i &+= 1
@@ -618,6 +668,14 @@ struct Stage2 {
             isInteger = false
             i &+= 1
             guard digit(i) else { return nil }
+            // 8 digits at a time while the mantissa surely has room (at most 19 digits).
+            var room = truncated ? 0 : 19 &- (i &- 1 &- q &- (negative ? 1 : 0))
+            while room >= 8, let v = eightDigits(i) {
+                mantissa = mantissa &* 100_000_000 &+ v
+                fractionDigits &+= 8
+                room &-= 8
+                i &+= 8
+            }
             while digit(i) {
                 if !truncated {
                     let (m1, o1) = mantissa.multipliedReportingOverflow(by: 10)
