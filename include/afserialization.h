@@ -1637,7 +1637,8 @@ AFS_API afs_status afs_response_object_pickle_for_method(const afs_response_seri
  * certificate, at most 32 levels deep, at most 1 MiB each, at most 64 per chain); a
  * malformed one is AFS_E_INVALID_ARGUMENT naming the field and the byte offset. RFC 5280's
  * profile is not enforced beyond the structure (real roots have serial 0 or version 1).
- * A policy holds at most 4096 pins (AFS_E_LIMIT beyond).
+ * A policy holds at most 4096 pins (AFS_E_LIMIT beyond). These sizes and the certificate
+ * reader's are limits with a setter: afs_security_policy_set_limits (afs_security_limits).
  *
  * HOW TO (OpenSSL, inside the handshake; examples/pinning_with_curl.c does it for libcurl):
  *
@@ -1663,6 +1664,19 @@ typedef enum afs_pinning_mode {
 } afs_pinning_mode;
 
 /**
+ * The certificate reader's limits and a policy's; 0 in a field (or a NULL struct) means the
+ * default named here. Values above SIZE_MAX/2 mean "no practical limit", except the DER
+ * depth, which is at most 256.
+ */
+typedef struct afs_security_limits {
+    size_t max_certificate_bytes; /**< 1048576: one DER certificate (a pin or a chain entry) */
+    size_t max_pem_bytes;         /**< 16777216: one PEM text */
+    size_t max_der_depth;         /**< 32: DER nesting (a certificate needs about 8); at most 256 */
+    size_t max_pins;              /**< 4096: pins per policy (certificates and sha256// keys) */
+    size_t max_chain;             /**< 64: certificates per afs_security_policy_evaluate */
+} afs_security_limits;
+
+/**
  * A new policy: the given mode, no pins, invalid certificates not allowed, domain
  * validation on, the time "now" (read at each evaluation).
  * @return owned policy (afs_security_policy_free), or NULL with AFS_E_INVALID_ARGUMENT for
@@ -1676,8 +1690,8 @@ AFS_API afs_security_policy *afs_security_policy_new(afs_pinning_mode mode, afs_
  *        refused); NULL only with len 0 (which is refused as empty).
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or a malformed
  *         certificate (field and byte offset, or the PEM line, named; one bad PEM block adds
- *         none; a certificate above 1 MiB, a PEM text above 16 MiB); AFS_E_LIMIT beyond 4096
- *         pins; AFS_E_NO_MEMORY. A certificate already pinned is not added twice.
+ *         none; a certificate above 1 MiB, a PEM text above 16 MiB: the defaults of
+ *         afs_security_limits); AFS_E_LIMIT beyond 4096 pins (max_pins); AFS_E_NO_MEMORY. A certificate already pinned is not added twice.
  */
 AFS_API afs_status afs_security_policy_add_pinned_certificate(afs_security_policy *p,
     const uint8_t *der_or_pem, size_t len, afs_error *err);
@@ -1692,6 +1706,15 @@ AFS_API afs_status afs_security_policy_add_pinned_certificate(afs_security_polic
  */
 AFS_API afs_status afs_security_policy_add_pinned_public_key_sha256(afs_security_policy *p,
     const char *pins, afs_error *err);
+/**
+ * Sets the policy's limits (NULL or 0 fields: the defaults of afs_security_limits). They
+ * apply to the pins added afterwards (pins already held are kept, even beyond a lower
+ * max_pins) and to every evaluation; afs_security_policy_copy copies them.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or a max_der_depth above
+ *         256 (the policy is then unchanged).
+ */
+AFS_API afs_status afs_security_policy_set_limits(afs_security_policy *p, const afs_security_limits *limits,
+                                                  afs_error *err);
 /** allowInvalidCertificates (default off): accept a chain the stack did not trust (see the
  *  rules above). A NULL or wrong handle is ignored. */
 AFS_API void afs_security_policy_set_allows_invalid_certificates(afs_security_policy *p, bool on);
@@ -1711,13 +1734,14 @@ AFS_API void afs_security_policy_free(afs_security_policy *p);
  * @param chain_der count DER certificates, leaf first: the chain your TLS stack verified
  *        (when it did not trust it, the chain the server sent); NULL only with count 0.
  * @param chain_len their lengths.
- * @param count how many (1 to 64).
+ * @param count how many (1 to the policy's max_chain, default 64).
  * @param domain the host the client connected to (a DNS name, U-labels allowed, or an IPv4
  *        or IPv6 literal, brackets allowed); NULL: no domain check.
  * @param chain_trusted your TLS stack's verdict on the chain.
  * @return AFS_OK: trust the server. AFS_E_UNTRUSTED: refused (message: the rule, the host,
  *         the certificates). AFS_E_INVALID_ARGUMENT: a NULL or wrong handle, count 0, NULL
- *         arrays or entries, more than 64 certificates, a malformed certificate ("chain[i]:"
+ *         arrays or entries, more than max_chain certificates, a certificate above
+ *         max_certificate_bytes, a malformed certificate ("chain[i]:"
  *         then the field and offset), a domain that is not a host name (with validation
  *         on). AFS_E_INVALID_UTF8 for a domain that is not UTF-8. AFS_E_NO_MEMORY.
  */
@@ -1740,6 +1764,13 @@ AFS_API afs_status afs_security_policy_evaluate(const afs_security_policy *p,
  */
 AFS_API afs_status afs_certificate_read(const uint8_t *der_or_pem, size_t len, afs_value **out,
     afs_error *err);
+/**
+ * afs_certificate_read with other limits than the defaults (NULL: the defaults; only the
+ * size and depth fields of afs_security_limits are used). Statuses as afs_certificate_read,
+ * plus AFS_E_INVALID_ARGUMENT for a max_der_depth above 256.
+ */
+AFS_API afs_status afs_certificate_read_with_limits(const uint8_t *der_or_pem, size_t len,
+    const afs_security_limits *limits, afs_value **out, afs_error *err);
 
 
 /* ===================================================================================== */

@@ -1720,6 +1720,39 @@ static void security(void) {
     afs_security_policy *bad = afs_security_policy_new((afs_pinning_mode)9, e);
     row("mode 9", "afs_security_policy_new", AFS_E_INVALID_ARGUMENT, bad ? AFS_OK : E.code, &E, "made");
     afs_security_policy_free(bad);
+
+    area = "security limits";
+    p = afs_security_policy_new(AFS_PINNING_CERTIFICATE, NULL);
+    afs_security_limits lim = {0};
+    lim.max_der_depth = 257;
+    row("max_der_depth 257", "afs_security_policy_set_limits", AFS_E_INVALID_ARGUMENT,
+        afs_security_policy_set_limits(p, &lim, fresh()), &E, "set");
+    row("limits NULL (the defaults)", "afs_security_policy_set_limits", AFS_OK,
+        afs_security_policy_set_limits(p, NULL, fresh()), &E, "set");
+    row("policy NULL", "afs_security_policy_set_limits", AFS_E_INVALID_ARGUMENT,
+        afs_security_policy_set_limits(NULL, NULL, fresh()), &E, "set");
+    lim.max_der_depth = 0;
+    lim.max_pins = 1;
+    lim.max_chain = 1;
+    afs_security_policy_set_limits(p, &lim, NULL);
+    afs_security_policy_add_pinned_certificate(p, matrix_cert, n, NULL);
+    row("a second pin with max_pins 1", "afs_security_policy_add_pinned_public_key_sha256", AFS_E_LIMIT,
+        afs_security_policy_add_pinned_public_key_sha256(p, "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", fresh()), &E, "pinned");
+    der[1] = matrix_cert;
+    len[1] = n;
+    eval_row(p, der, len, 2, NULL, true, "2 certificates with max_chain 1", AFS_E_INVALID_ARGUMENT);
+    afs_security_policy_free(p);
+    afs_value *out = NULL;
+    lim = (afs_security_limits){0};
+    lim.max_certificate_bytes = n - 1;
+    row("a certificate one byte above max_certificate_bytes", "afs_certificate_read_with_limits", AFS_E_INVALID_ARGUMENT,
+        afs_certificate_read_with_limits(matrix_cert, n, &lim, &out, fresh()), &E, "read");
+    afs_value_free(out);
+    lim = (afs_security_limits){0};
+    lim.max_der_depth = 3;
+    row("a certificate deeper than max_der_depth 3", "afs_certificate_read_with_limits", AFS_E_INVALID_ARGUMENT,
+        afs_certificate_read_with_limits(matrix_cert, n, &lim, &out, fresh()), &E, "read");
+    afs_value_free(out);
 }
 
 /* ---- decoders (issue 26): query/form parsing limits and escapes, multipart limits and framing */

@@ -109,6 +109,12 @@ class afs_reader_limits(Structure):
                 ("max_line_length", c_size_t), ("max_chunk_extension", c_size_t)]
 
 
+class afs_security_limits(Structure):
+    """``afs_security_limits``: the certificate reader's and a policy's limits (0: the default)."""
+    _fields_ = [("max_certificate_bytes", c_size_t), ("max_pem_bytes", c_size_t),
+                ("max_der_depth", c_size_t), ("max_pins", c_size_t), ("max_chain", c_size_t)]
+
+
 c_char_pp = POINTER(c_char_p)
 c_size_p = POINTER(c_size_t)
 
@@ -466,6 +472,8 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
      [c_security_policy_p, c_void_p, c_size_t, _E], _STATUS),
     ("afs_security_policy_add_pinned_public_key_sha256", c_int,
      [c_security_policy_p, c_char_p, _E], _STATUS),
+    ("afs_security_policy_set_limits", c_int,
+     [c_security_policy_p, POINTER(afs_security_limits), _E], _STATUS),
     ("afs_security_policy_set_allows_invalid_certificates", None, [c_security_policy_p, c_bool], None),
     ("afs_security_policy_set_validates_domain_name", None, [c_security_policy_p, c_bool], None),
     ("afs_security_policy_set_time", None, [c_security_policy_p, c_int64], None),
@@ -474,6 +482,8 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_security_policy_evaluate", c_int,
      [c_security_policy_p, POINTER(c_void_p), c_size_p, c_size_t, c_char_p, c_bool, _E], _STATUS),
     ("afs_certificate_read", c_int, [c_void_p, c_size_t, POINTER(c_value_p), _E], _STATUS),
+    ("afs_certificate_read_with_limits", c_int,
+     [c_void_p, c_size_t, POINTER(afs_security_limits), POINTER(c_value_p), _E], _STATUS),
     # 16. decoders
     ("afs_query_parse", c_value_p, [c_char_p, c_size_t, POINTER(afs_query_parse_options), _E], _HANDLE),
     ("afs_form_body_parse", c_value_p, [c_void_p, c_size_t, POINTER(afs_query_parse_options), _E], _HANDLE),
