@@ -63,66 +63,41 @@ private func limits(_ l: UnsafePointer<afs_multipart_limits>?) -> MultipartLimit
 
 // MARK: - Push parser
 
-/// `afs_multipart_parser`: the core parser and the caller's handler as its sink.
-final class MultipartParserHandle: Handle, MultipartSink {
-    let parser: MultipartParser
+/// The events of a push parser, as the caller's handler calls. A separate object from the
+/// handle: the parser holds its sink strongly, and the handle holds the parser.
+final class MultipartCSink: MultipartSink {
     let handler: afs_multipart_handler?
     let ctx: UnsafeMutableRawPointer?
-    var busy = false
-    var freeDeferred = false
-    var finished = false
 
-    init(_ p: MultipartParser, _ h: afs_multipart_handler?, _ ctx: UnsafeMutableRawPointer?) {
-        parser = p
+    init(_ h: afs_multipart_handler?, _ ctx: UnsafeMutableRawPointer?) {
         handler = h
         self.ctx = ctx
-        super.init()
-        p.sink = self
     }
-    override class var cName: String { "afs_multipart_parser" }
 
-    /// NUL-terminated copies of the name, filename and headers, and the pointer arrays,
-    /// reused from part to part (they are lent for the part_begin call only).
-    private var block: [CChar] = []
+    /// The pointer arrays lent to part_begin, reused from part to part (the strings are
+    /// the parser's own NUL-terminated header block: no copy).
     private var names: [UnsafePointer<CChar>?] = []
     private var values: [UnsafePointer<CChar>?] = []
 
-    func partBegin(_ head: MultipartPartHead) -> MultipartFlow {
+    /// Not called: the parser calls `partBegin(raw:)`, which this sink implements.
+    func partBegin(_ head: MultipartPartHead) -> MultipartFlow { .proceed }
+
+    func partBegin(raw head: MultipartRawHead) -> MultipartFlow {
         guard let f = handler?.part_begin else { return .proceed }
-        let n = head.headerNames.count
-        var total = (head.name?.count ?? 0) + (head.filename?.count ?? 0) + 2
-        for i in 0..<n { total += head.headerNames[i].count + head.headerValues[i].count + 2 }
-        block.removeAll(keepingCapacity: true)
-        block.reserveCapacity(total)
-        var offsets: [Int] = []
-        offsets.reserveCapacity(2 + 2 * n)
-        func put(_ s: [UInt8]?) {
-            offsets.append(block.count)
-            if let s { for c in s { block.append(CChar(bitPattern: c)) } }
-            block.append(0)
-        }
-        put(head.name)
-        put(head.filename)
+        let n = head.headerCount
+        let base = UnsafeRawPointer(head.bytes).assumingMemoryBound(to: CChar.self)
+        names.removeAll(keepingCapacity: true)
+        values.removeAll(keepingCapacity: true)
         for i in 0..<n {
-            put(head.headerNames[i])
-            put(head.headerValues[i])
+            names.append(base + head.fields[4 * i])
+            values.append(base + head.fields[4 * i + 2])
         }
-        return block.withUnsafeBufferPointer { b -> MultipartFlow in
-            let base = b.baseAddress!
-            names.removeAll(keepingCapacity: true)
-            values.removeAll(keepingCapacity: true)
-            for i in 0..<n {
-                names.append(base + offsets[2 + 2 * i])
-                values.append(base + offsets[3 + 2 * i])
-            }
-            let r = names.withUnsafeBufferPointer { np in
-                values.withUnsafeBufferPointer { vp in
-                    f(ctx, head.index, head.name == nil ? nil : base + offsets[0], head.filename == nil ? nil : base + offsets[1],
-                      np.baseAddress, vp.baseAddress, n)
-                }
-            }
-            return r == 0 ? .proceed : .stop
+        let name = head.nameOffset < 0 ? nil : base + head.nameOffset
+        let filename = head.filenameOffset < 0 ? nil : base + head.filenameOffset
+        let r = names.withUnsafeBufferPointer { np in
+            values.withUnsafeBufferPointer { vp in f(ctx, head.index, name, filename, np.baseAddress, vp.baseAddress, n) }
         }
+        return r == 0 ? .proceed : .stop
     }
 
     func partData(_ bytes: UnsafeBufferPointer<UInt8>) -> MultipartFlow {
@@ -134,6 +109,23 @@ final class MultipartParserHandle: Handle, MultipartSink {
         guard let f = handler?.part_end else { return .proceed }
         return f(ctx) == 0 ? .proceed : .stop
     }
+}
+
+/// `afs_multipart_parser`: the core parser and its C sink.
+final class MultipartParserHandle: Handle {
+    let parser: MultipartParser
+    let sink: MultipartCSink
+    var busy = false
+    var freeDeferred = false
+    var finished = false
+
+    init(_ p: MultipartParser, _ h: afs_multipart_handler?, _ ctx: UnsafeMutableRawPointer?) {
+        parser = p
+        sink = MultipartCSink(h, ctx)
+        super.init()
+        p.sink = sink
+    }
+    override class var cName: String { "afs_multipart_parser" }
 
     func call(_ p: OpaquePointer, _ body: () throws -> Void) throws {
         guard !busy else { throw AFSError(.state, "the multipart parser was called from inside one of its own callbacks") }

@@ -48,11 +48,49 @@ public struct MultipartPartHead: Sendable, Equatable {
 
 public enum MultipartFlow: Sendable { case proceed, pause, stop }
 
-/// What the parser calls. `partData` gets decoded bytes, never empty.
+/// A part's head as the parser holds it, borrowed for one `partBegin(raw:)` call: every
+/// string is in `bytes` at an offset, followed by a NUL (header lines and decoded names
+/// cannot contain NUL), so a C caller gets pointers without a copy.
+public struct MultipartRawHead {
+    public let index: Int
+    /// The parser's header arena (valid for the call only).
+    public let bytes: UnsafePointer<UInt8>
+    /// Four per header: name offset, name length, value offset, value length.
+    public let fields: UnsafeBufferPointer<Int>
+    /// Offset and length of the decoded name / filename; offset -1 when absent.
+    public let nameOffset: Int, nameLength: Int
+    public let filenameOffset: Int, filenameLength: Int
+
+    public var headerCount: Int { fields.count / 4 }
+
+    /// The head as owned arrays (what `partBegin(_:)` gets).
+    public func makeHead() -> MultipartPartHead {
+        func bytesAt(_ o: Int, _ n: Int) -> [UInt8] { Array(UnsafeBufferPointer(start: bytes + o, count: n)) }
+        var names: [[UInt8]] = [], values: [[UInt8]] = []
+        names.reserveCapacity(headerCount)
+        values.reserveCapacity(headerCount)
+        for i in 0..<headerCount {
+            names.append(bytesAt(fields[4 * i], fields[4 * i + 1]))
+            values.append(bytesAt(fields[4 * i + 2], fields[4 * i + 3]))
+        }
+        return MultipartPartHead(index: index, name: nameOffset < 0 ? nil : bytesAt(nameOffset, nameLength),
+                                 filename: filenameOffset < 0 ? nil : bytesAt(filenameOffset, filenameLength),
+                                 headerNames: names, headerValues: values)
+    }
+}
+
+/// What the parser calls. `partData` gets decoded bytes, never empty. A sink that wants
+/// no per-part allocation implements `partBegin(raw:)`; by default it builds the owned
+/// head and calls `partBegin(_:)`.
 public protocol MultipartSink: AnyObject {
     func partBegin(_ head: MultipartPartHead) -> MultipartFlow
+    func partBegin(raw: MultipartRawHead) -> MultipartFlow
     func partData(_ bytes: UnsafeBufferPointer<UInt8>) -> MultipartFlow
     func partEnd() -> MultipartFlow
+}
+
+extension MultipartSink {
+    public func partBegin(raw: MultipartRawHead) -> MultipartFlow { partBegin(raw.makeHead()) }
 }
 
 func asciiCaseEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
@@ -81,6 +119,20 @@ struct CarryBuffer: ~Copyable {
         count += n
     }
 
+    mutating func reserve(_ n: Int) throws(AFSError) {
+        if n <= capacity { return }
+        let c = Swift.max(n, capacity * 2, 256)
+        guard let q = afsRealloc(base, c) else { throw AFSError.noMemory("a multipart parser's buffer", bytes: c) }
+        base = q.assumingMemoryBound(to: UInt8.self)
+        capacity = c
+    }
+
+    mutating func append(byte c: UInt8) throws(AFSError) {
+        if count == capacity { try reserve(count + 1) }
+        base![count] = c
+        count += 1
+    }
+
     mutating func removeFirst(_ n: Int) {
         if n == 0 { return }
         if n >= count { count = 0; return }
@@ -92,7 +144,10 @@ struct CarryBuffer: ~Copyable {
 public final class MultipartParser {
     public let boundary: [UInt8]
     public let limits: MultipartLimits
-    public weak var sink: MultipartSink?
+    /// Held strongly (a weak reference would put the sink's reference counts in a side
+    /// table, slow on every event): a sink that owns its parser sets this to a small object
+    /// of its own, not to itself, to avoid a cycle.
+    public var sink: MultipartSink?
 
     enum Phase { case preamble, boundaryLine, headers, body, epilogue }
     enum Coding { case identity, base64, quotedPrintable }
@@ -120,9 +175,16 @@ public final class MultipartParser {
     // Headers and the current part
     private var partIndex = 0
     private var headerBytes = 0
-    private var names: [[UInt8]] = []
-    private var values: [[UInt8]] = []
-    private var head: MultipartPartHead?
+    /// The current part's header block: each header name and (trimmed) value, then the
+    /// decoded name and filename, each followed by a NUL; reused from part to part (at most
+    /// max_header_bytes plus NULs plus the decoded name and filename).
+    private var hbuf = CarryBuffer()
+    /// Four per header: name offset, name length, value offset, value length (in `hbuf`).
+    private var hfields: [Int] = []
+    private var nameOff = -1, nameLen = 0, fileOff = -1, fileLen = 0
+    /// The Content-Disposition value being parsed (a copy, as `hbuf` grows meanwhile).
+    private var scratch = CarryBuffer()
+    private var hasFilename = false
     private var coding = Coding.identity
     private var bodyRaw: UInt64 = 0
     private var fieldBytes: UInt64 = 0
@@ -386,15 +448,19 @@ public final class MultipartParser {
         }
         phase = .headers
         headerBytes = 0
-        names.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
+        hbuf.count = 0
+        hfields.removeAll(keepingCapacity: true)
         sawCR = false
         padding = 0
     }
 
-    private static let tokenTable: [Bool] = (0..<256).map { c in
-        if c < 0x21 || c > 0x7E { return false }
-        return !"()<>@,;:\\\"/[]?={}".utf8.contains(UInt8(c))
+    /// RFC 7230 token characters: visible ASCII except `()<>@,;:\"/[]?={}` (two 64-bit
+    /// masks, no table behind a lazy global).
+    @inline(__always)
+    static func isToken(_ c: UInt8) -> Bool {
+        if c < 64 { return (0x03FF_6CFA_0000_0000 as UInt64) >> UInt64(c) & 1 != 0 }
+        if c < 128 { return (0x57FF_FFFF_C7FF_FFFE as UInt64) >> UInt64(c - 64) & 1 != 0 }
+        return false
     }
 
     /// The line and header-block limits for a line of which `lineBytes` are known: the limit
@@ -423,27 +489,41 @@ public final class MultipartParser {
             throw invalid("a header line of part \(partIndex) contains \(l[i] == 0 ? "NUL" : "a bare CR")", pos + i)
         }
         if l[0] == 32 || l[0] == 9 {  // obsolete line folding: continues the previous value
-            guard !values.isEmpty else { throw invalid("the first header line of part \(partIndex) starts with white space", pos) }
+            guard !hfields.isEmpty else { throw invalid("the first header line of part \(partIndex) starts with white space", pos) }
             let v = trim(UnsafeBufferPointer(start: l, count: len))
             if !v.isEmpty {
-                if !values[values.count - 1].isEmpty { values[values.count - 1].append(32) }
-                values[values.count - 1].append(contentsOf: v)
+                // The last value ends the block, before its NUL: extend it in place.
+                let last = hfields.count - 1
+                hbuf.count -= 1
+                if hfields[last] > 0 { try hbuf.append(byte: 32); hfields[last] += 1 }
+                try hbuf.append(v.base.baseAddress! + v.startIndex, v.count)
+                hfields[last] += v.count
+                try hbuf.append(byte: 0)
             }
             return
         }
         var colon = -1
         for i in 0..<len {
             if l[i] == UInt8(ascii: ":") { colon = i; break }
-            if !MultipartParser.tokenTable[Int(l[i])] {
+            if !MultipartParser.isToken(l[i]) {
                 throw invalid("a header name of part \(partIndex) has \(byteName(l[i])) (header names are tokens followed by \":\")", pos + i)
             }
         }
         guard colon > 0 else { throw invalid("a header line of part \(partIndex) has no name and colon", pos) }
-        if names.count >= limits.maxHeaders {
+        if hfields.count / 4 >= limits.maxHeaders {
             throw AFSError(.limit, "part \(partIndex) has more than max_headers (\(limits.maxHeaders)) headers")
         }
-        names.append(Array(UnsafeBufferPointer(start: l, count: colon)))
-        values.append(Array(trim(UnsafeBufferPointer(start: l + colon + 1, count: len - colon - 1))))
+        let v = trim(UnsafeBufferPointer(start: l + colon + 1, count: len - colon - 1))
+        let at = hbuf.count
+        try hbuf.reserve(at + colon + v.count + 2)
+        try hbuf.append(l, colon)
+        try hbuf.append(byte: 0)
+        if !v.isEmpty { try hbuf.append(v.base.baseAddress! + v.startIndex, v.count) }
+        try hbuf.append(byte: 0)
+        try hfields.checkedAppend(at, "a multipart part's header table")
+        try hfields.checkedAppend(colon, "a multipart part's header table")
+        try hfields.checkedAppend(at + colon + 1, "a multipart part's header table")
+        try hfields.checkedAppend(v.count, "a multipart part's header table")
     }
 
     private func trim(_ b: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>> {
@@ -453,23 +533,151 @@ public final class MultipartParser {
         return b[s..<e]
     }
 
+    /// The index of the first header called `want` (lowercase ASCII), nil when none.
+    private func headerIndex(_ want: StaticString) -> Int? {
+        guard let b = hbuf.base else { return nil }
+        let n = want.utf8CodeUnitCount
+        var k = 0
+        while k < hfields.count {
+            if hfields[k + 1] == n && MultipartParser.caseEqual(b + hfields[k], want) { return k / 4 }
+            k += 4
+        }
+        return nil
+    }
+
+    /// The `want.count` bytes at `p` equal `want` (lowercase ASCII letters) ignoring case.
+    @inline(__always)
+    static func caseEqual(_ p: UnsafePointer<UInt8>, _ want: StaticString) -> Bool {
+        let w = want.utf8Start
+        for i in 0..<want.utf8CodeUnitCount where p[i] | 0x20 != w[i] | 0x20 { return false }
+        return true
+    }
+
+    /// The name and filename of the Content-Disposition value at `vOff` in `hbuf`, decoded
+    /// into `hbuf` (as `ContentDisposition` reads them: quoted-pairs, the HTML5 escapes,
+    /// `filename*` over `filename`), without an allocation per part.
+    private func parseDisposition(_ vOff: Int, _ vLen: Int) throws {
+        scratch.count = 0
+        try scratch.reserve(vLen + 1)
+        if vLen > 0 { try scratch.append(hbuf.base! + vOff, vLen) }
+        let b = scratch.base!
+        let n = vLen
+        var extended: [UInt8]?
+        var sawExtended = false
+        var i = 0
+        while i < n && b[i] != UInt8(ascii: ";") { i += 1 }
+        while i < n {
+            i += 1  // past `;`
+            while i < n && (b[i] == 32 || b[i] == 9) { i += 1 }
+            let ns = i
+            while i < n && b[i] != UInt8(ascii: "=") && b[i] != UInt8(ascii: ";") { i += 1 }
+            var ne = i
+            while ne > ns && (b[ne - 1] == 32 || b[ne - 1] == 9) { ne -= 1 }
+            guard i < n && b[i] == UInt8(ascii: "=") else { continue }
+            i += 1
+            while i < n && (b[i] == 32 || b[i] == 9) { i += 1 }
+            // 1 name, 2 filename, 3 filename*, 0 another parameter
+            let nl = ne - ns
+            let which = nl == 4 && MultipartParser.caseEqual(b + ns, "name") ? 1
+                : nl == 8 && MultipartParser.caseEqual(b + ns, "filename") ? 2
+                : nl == 9 && MultipartParser.caseEqual(b + ns, "filename*") ? 3 : 0
+            let start = hbuf.count
+            if i < n && b[i] == UInt8(ascii: "\"") {
+                i += 1
+                let vs = i
+                while i < n && b[i] != UInt8(ascii: "\"") {
+                    if b[i] == UInt8(ascii: "\\") && i + 1 < n { i += 1 }
+                    i += 1
+                }
+                if which != 0 {
+                    try hbuf.reserve(start + (i - vs) + 1)
+                    var k = vs
+                    while k < i {
+                        if b[k] == UInt8(ascii: "\\") && k + 1 < n { k += 1 }
+                        hbuf.base![hbuf.count] = b[k]
+                        hbuf.count += 1
+                        k += 1
+                    }
+                }
+                i += 1
+                while i < n && b[i] != UInt8(ascii: ";") { i += 1 }
+            } else {
+                let vs = i
+                while i < n && b[i] != UInt8(ascii: ";") { i += 1 }
+                var ve = i
+                while ve > vs && (b[ve - 1] == 32 || b[ve - 1] == 9) { ve -= 1 }
+                if which != 0 { try hbuf.reserve(start + (ve - vs) + 1); try hbuf.append(b + vs, ve - vs) }
+            }
+            switch which {
+            case 1, 2:
+                let len = MultipartParser.unescapeHTML5(hbuf.base! + start, hbuf.count - start)
+                hbuf.count = start + len
+                try hbuf.append(byte: 0)
+                if which == 1 { nameOff = start; nameLen = len } else { fileOff = start; fileLen = len }
+            case 3:
+                let raw = Array(UnsafeBufferPointer(start: hbuf.base! + start, count: hbuf.count - start))
+                hbuf.count = start
+                extended = ContentDisposition.extendedValue(raw)
+                sawExtended = true
+            default:
+                break
+            }
+        }
+        if sawExtended, let e = extended {
+            let start = hbuf.count
+            try hbuf.reserve(start + e.count + 1)
+            e.withUnsafeBufferPointer { if let a = $0.baseAddress { (hbuf.base! + start).update(from: a, count: e.count) } }
+            hbuf.count += e.count
+            try hbuf.append(byte: 0)
+            fileOff = start
+            fileLen = e.count
+        }
+    }
+
+    /// `ContentDisposition.unescapeHTML5` in place; returns the new length.
+    static func unescapeHTML5(_ v: UnsafeMutablePointer<UInt8>, _ n: Int) -> Int {
+        var r = 0, w = 0
+        while r < n {
+            if v[r] == UInt8(ascii: "%") && r + 2 < n {
+                if v[r + 1] == UInt8(ascii: "2") && v[r + 2] == UInt8(ascii: "2") { v[w] = UInt8(ascii: "\""); w += 1; r += 3; continue }
+                if v[r + 1] == UInt8(ascii: "0") {
+                    let c = v[r + 2] | 0x20
+                    if c == UInt8(ascii: "d") { v[w] = 13; w += 1; r += 3; continue }
+                    if c == UInt8(ascii: "a") { v[w] = 10; w += 1; r += 3; continue }
+                }
+            }
+            v[w] = v[r]
+            w += 1
+            r += 1
+        }
+        return w
+    }
+
     private func beginPart() throws {
-        var h = MultipartPartHead(index: partIndex, name: nil, filename: nil, headerNames: names, headerValues: values)
-        if let cd = h.header(bytes: Names.contentDisposition) {
-            let d = ContentDisposition(cd)
-            h.name = d.name
-            h.filename = d.filename
-        }
+        nameOff = -1; nameLen = 0; fileOff = -1; fileLen = 0
+        try hbuf.reserve(16)
+        if let k = headerIndex("content-disposition") { try parseDisposition(hfields[4 * k + 2], hfields[4 * k + 3]) }
         coding = .identity
-        if let cte = h.header(bytes: Names.contentTransferEncoding) {
-            if asciiCaseEqual(cte, Names.base64) { coding = .base64 } else if asciiCaseEqual(cte, Names.quotedPrintable) { coding = .quotedPrintable }
+        if let k = headerIndex("content-transfer-encoding") {
+            let o = hfields[4 * k + 2], l = hfields[4 * k + 3]
+            if l == 6 && MultipartParser.caseEqual(hbuf.base! + o, "base64") {
+                coding = .base64
+            } else if l == 16 && MultipartParser.caseEqual(hbuf.base! + o, "quoted-printable") {
+                coding = .quotedPrintable
+            }
         }
-        head = h
+        hasFilename = fileOff >= 0
         bodyRaw = 0
         fieldBytes = 0
         quantum.removeAll(keepingCapacity: true)
         phase = .body
-        if let s = sink { try deliver(s.partBegin(h), "the beginning") } else { events += 1 }
+        if let s = sink {
+            let flow = hfields.withUnsafeBufferPointer { f in
+                s.partBegin(raw: MultipartRawHead(index: partIndex, bytes: UnsafePointer(hbuf.base!), fields: f, nameOffset: nameOff,
+                                                  nameLength: nameLen, filenameOffset: fileOff, filenameLength: fileLen))
+            }
+            try deliver(flow, "the beginning")
+        } else { events += 1 }
     }
 
     /// Body bytes from `pos`: returns the next position, or `-(k + 1)` to stop at k.
@@ -550,7 +758,6 @@ public final class MultipartParser {
         sawCR = false
         let index = partIndex
         partIndex += 1
-        head = nil
         if let s = sink {
             events += 1
             switch s.partEnd() {
@@ -595,10 +802,10 @@ public final class MultipartParser {
 
     private func send(_ b: UnsafeBufferPointer<UInt8>) throws {
         if b.isEmpty { return }
-        if head?.filename == nil {
+        if !hasFilename {
             fieldBytes += UInt64(b.count)
             if fieldBytes > limits.maxFieldBytes {
-                let name = head?.name.map { " (\"\(String(decoding: $0.prefix(64), as: UTF8.self))\")" } ?? ""
+                let name = nameOff < 0 ? "" : " (\"\(String(decoding: UnsafeBufferPointer(start: hbuf.base! + nameOff, count: Swift.min(nameLen, 64)), as: UTF8.self))\")"
                 throw AFSError(.limit, "part \(partIndex)\(name) has no filename and is larger than max_field_bytes (\(limits.maxFieldBytes))")
             }
         }
@@ -609,7 +816,7 @@ public final class MultipartParser {
     /// split of the input: decoded bytes go out (and the limit error with them) as soon as
     /// they pass it, before a later byte of the same feed can fail otherwise.
     private func sendIfOverLimit() throws {
-        if head?.filename == nil && fieldBytes + UInt64(decoded.count) > limits.maxFieldBytes {
+        if !hasFilename && fieldBytes + UInt64(decoded.count) > limits.maxFieldBytes {
             try sendDecoded()
         }
     }
