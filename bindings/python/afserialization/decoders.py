@@ -115,7 +115,7 @@ class Part:
     Parts made by the parser decode their name, filename and headers when first asked for
     them, and make their ``body`` object on first use (a small field costs one object)."""
 
-    __slots__ = ("index", "size", "_head", "_flags", "_count", "_decoded", "_data", "_file")
+    __slots__ = ("index", "size", "_head", "_flags", "_decoded", "_data", "_file")
 
     def __init__(self, index: int, name: Optional[str] = None, filename: Optional[str] = None,
                  headers: Optional[List[Tuple[str, str]]] = None, body: Optional[IO[bytes]] = None) -> None:
@@ -123,13 +123,12 @@ class Part:
         self.size = 0
         self._head = None
         self._flags = 0
-        self._count = 0
         self._decoded = (name, filename, list(headers or []))
         self._data = None
         self._file = body if body is not None else io.BytesIO()
 
     def _fields(self) -> Tuple[Optional[str], Optional[str], List[Tuple[str, str]]]:
-        d = self._decoded
+        d = getattr(self, "_decoded", None)  # unset on parts the parser made
         if d is None:
             # The head block: name NUL filename NUL (header name NUL value NUL)*
             s = self._head.split(b"\0")
@@ -137,7 +136,7 @@ class Part:
             d = self._decoded = (
                 s[0].decode("utf-8", "surrogateescape") if f & _HAS_NAME else None,
                 s[1].decode("utf-8", "surrogateescape") if f & _HAS_FILENAME else None,
-                [(s[i].decode("latin-1"), s[i + 1].decode("latin-1")) for i in range(2, 2 + 2 * self._count, 2)])
+                [(s[i].decode("latin-1"), s[i + 1].decode("latin-1")) for i in range(2, len(s) - 1, 2)])
             self._head = None
         return d
 
@@ -155,7 +154,7 @@ class Part:
 
     @property
     def body(self) -> IO[bytes]:
-        f = self._file
+        f = getattr(self, "_file", None)  # unset on small parts the parser made
         if f is None:
             d = self._data
             f = self._file = io.BytesIO(d if d is not None else b"")
@@ -181,7 +180,7 @@ class Part:
 
     def read(self) -> bytes:
         """The whole body (from the start)."""
-        if self._file is None:
+        if getattr(self, "_file", None) is None:
             d = self._data
             return d if d is not None else b""
         self.body.seek(0)
@@ -251,21 +250,39 @@ class MultipartParser:
 
     def _records(self, data: bytes, base: int, count: int, arena_at: Optional[int], arena_len: int) -> None:
         arena = ctypes.string_at(arena_at, arena_len) if arena_len else b""
-        done = self._done
+        append = self._done.append
         part = self._current
         sink = self._sink
         spool = self._spool
+        new = _new_part
+        P = Part
         for flags, hc, index, ho, hl, do, dl in _EVENT.iter_unpack(self._view[:count * 48]):
-            if flags & _BEGIN:
-                part = _new_part(Part)
+            if flags & 7 == 3 and dl <= spool:
+                # A whole part in this record, its data in the chunk: the common small field.
+                part = new(P)  # (_decoded and _file unset: see _fields and body)
+                part.index = index
+                part._head = arena[ho:ho + hl]
+                part._flags = flags
+                part.size = dl
+                if sink is None:
+                    do += base
+                    part._data = data[do:do + dl]
+                else:
+                    part._data = None
+                    if dl:
+                        do += base
+                        sink(part, data[do:do + dl])
+                append(part)
+                continue
+            if flags & 1:
+                part = new(P)
                 part.index = index
                 part.size = 0
                 part._head = arena[ho:ho + hl]
                 part._flags = flags
-                part._count = hc
-                part._decoded = part._data = part._file = None
+                part._data = part._file = None
             if dl:
-                if flags & _IN_ARENA:
+                if flags & 4:
                     piece = arena[do:do + dl]
                 else:
                     do += base
@@ -293,7 +310,7 @@ class MultipartParser:
                         d.append(piece)
                     else:
                         part._data = [d, piece]
-            if flags & _END:
+            if flags & 2:
                 d = part._data
                 if type(d) is list:
                     part._data = b"".join(d)
@@ -301,7 +318,7 @@ class MultipartParser:
                     part._data = bytes(d)
                 if part._file is not None:
                     part._file.seek(0)
-                done.append(part)
+                append(part)
                 part = None
         self._current = part
 
