@@ -1,10 +1,13 @@
 """One Python measurement per process (so that its peak RSS is its own):
-    bench_decoders_py.py PEER BODY CONTENT_TYPE   (PEER: read-only, afs, afs-spooled,
-                                                   python-multipart, streaming-form-data)
+    bench_decoders_py.py PEER BODY CONTENT_TYPE   (PEER: read-only, read-write, afs,
+                                                   afs-spooled, python-multipart,
+                                                   streaming-form-data)
     bench_decoders_py.py query-afs|query-parse_qs QUERY_FILE
 Prints "<seconds> <peak RSS KiB>". The body is read from the file in 1 MiB pieces (what a
 server gets from its socket). What each row does with them:
 - read-only: nothing (the chunk loop alone: the floor of every row below);
+- read-write: each chunk written to one temporary file (the floor of afs-spooled on a body
+  that is one large file part: what spooling costs without any parser);
 - afs: MultipartParser.feed; each finished part comes back as a Part (index, size; name,
   filename and headers decoded on demand); the data goes to the parser's private `_sink`
   hook, which drops it (one Python call per piece of data);
@@ -57,6 +60,11 @@ def run():
     if peer == "read-only":
         for b in chunks():
             pass
+    elif peer == "read-write":
+        import tempfile
+        with tempfile.TemporaryFile() as out:
+            for b in chunks():
+                out.write(b)
     elif peer in ("afs", "afs-spooled"):
         import afserialization as afs
 

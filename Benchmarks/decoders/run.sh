@@ -11,7 +11,9 @@
 # BENCH_PY_RUNS (default 1) processes for Python.
 # Every Python row reads the body from its file in 1 MiB pieces; the "Python read only" row
 # is that loop alone, and the "over read" column is each Python row's time minus it: what
-# the parser costs on top of getting the bytes (bench_decoders_py.py says what each row does).
+# the parser costs on top of getting the bytes; "Python read + file write" writes each piece
+# to a temporary file without parsing, the floor of afs-spooled on the big body
+# (bench_decoders_py.py says what each row does).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 here="$root/Benchmarks/decoders"
@@ -54,6 +56,8 @@ for input in big fields; do
     row "" "Go mime/multipart" "$s" "$(rate "$size" "$s")" "-"
     read -r base rss < <(pybest read-only "$body" "$ct")
     row "" "Python read only" "$base" "$(rate "$size" "$base")" "$((rss >> 10)) MiB" "-"
+    read -r s rss < <(pybest read-write "$body" "$ct")
+    row "" "Python read + file write" "$s" "$(rate "$size" "$s")" "$((rss >> 10)) MiB" "$(minus "$s" "$base")"
     for peer in afs afs-spooled python-multipart streaming-form-data; do
         if [ "$peer" = streaming-form-data ] && ! "$py" -c "import streaming_form_data" 2>/dev/null; then
             row "" "$peer" "not installed" "" "" ""; continue

@@ -75,12 +75,16 @@ final class MultipartCSink: MultipartSink {
         self.ctx = ctx
     }
 
-    deinit { free(arena) }
+    deinit {
+        free(arena)
+        free(lent)
+    }
 
-    /// The pointer arrays lent to part_begin, reused from part to part (the strings are
-    /// the parser's own NUL-terminated header block: no copy).
-    private var names: [UnsafePointer<CChar>?] = []
-    private var values: [UnsafePointer<CChar>?] = []
+    /// The name and value pointer arrays lent to part_begin (names at 0, values at
+    /// lentCap), reused from part to part; the strings are the parser's own NUL-terminated
+    /// header block: no copy.
+    private var lent: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+    private var lentCap = 0
 
     // Records (afs_multipart_parser_feed_events): set for the call.
     static let arenaBound = 64 << 10
@@ -171,19 +175,25 @@ final class MultipartCSink: MultipartSink {
         if recordsMode { late = true; return .stop }
         guard let f = handler?.part_begin else { return .proceed }
         let n = head.headerCount
+        if n > lentCap || lent == nil {
+            let c = Swift.max(n, 2 * lentCap, 16)
+            let bytes = 2 * c * MemoryLayout<UnsafePointer<CChar>?>.stride
+            guard let q = afsRealloc(lent, bytes) else {
+                failure = AFSError.noMemory("a multipart parser's header pointers", bytes: bytes)
+                return .stop
+            }
+            lent = q.assumingMemoryBound(to: UnsafePointer<CChar>?.self)
+            lentCap = c
+        }
         let base = UnsafeRawPointer(head.bytes).assumingMemoryBound(to: CChar.self)
-        names.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
+        let names = lent, values = lent.map { $0 + lentCap }
         for i in 0..<n {
-            names.append(base + head.fields[4 * i])
-            values.append(base + head.fields[4 * i + 2])
+            names![i] = base + head.fields[4 * i]
+            values![i] = base + head.fields[4 * i + 2]
         }
         let name = head.nameOffset < 0 ? nil : base + head.nameOffset
         let filename = head.filenameOffset < 0 ? nil : base + head.filenameOffset
-        let r = names.withUnsafeBufferPointer { np in
-            values.withUnsafeBufferPointer { vp in f(ctx, head.index, name, filename, np.baseAddress, vp.baseAddress, n) }
-        }
-        return r == 0 ? .proceed : .stop
+        return f(ctx, head.index, name, filename, names.map { UnsafePointer($0) }, values.map { UnsafePointer($0) }, n) == 0 ? .proceed : .stop
     }
 
     func partData(_ bytes: UnsafeBufferPointer<UInt8>) -> MultipartFlow {
@@ -273,7 +283,13 @@ public func afs_multipart_parser_feed(_ p: OpaquePointer?, _ bytes: UnsafePointe
             if h.sink.recordsMode {
                 throw AFSError(.state, "afs_multipart_parser_feed on a parser fed with afs_multipart_parser_feed_events (its events are records)")
             }
-            try h.parser.feed(d.assumingMemoryBound(to: UInt8.self))
+            h.sink.failure = nil
+            do {
+                try h.parser.feed(d.assumingMemoryBound(to: UInt8.self))
+            } catch let e as AFSError {
+                if let f = h.sink.failure { throw f }  // the sink's own allocation failed
+                throw e
+            }
         }
     }
 }

@@ -141,13 +141,43 @@ struct CarryBuffer: ~Copyable {
     }
 }
 
+/// A malloc'd table of Ints (a part's header offsets), reused; failure is `.noMemory`.
+struct IntTable: ~Copyable {
+    var base: UnsafeMutablePointer<Int>?
+    var count = 0
+    var capacity = 0
+    init() {}
+    deinit { free(base) }
+
+    subscript(i: Int) -> Int {
+        @inline(__always) get { base![i] }
+        @inline(__always) set { base![i] = newValue }
+    }
+
+    mutating func append4(_ a: Int, _ b: Int, _ c: Int, _ d: Int) throws(AFSError) {
+        if count + 4 > capacity {
+            let c2 = Swift.max(capacity * 2, 32)
+            guard let q = afsRealloc(base, c2 * MemoryLayout<Int>.stride) else {
+                throw AFSError.noMemory("a multipart part's header table", bytes: c2 * MemoryLayout<Int>.stride)
+            }
+            base = q.assumingMemoryBound(to: Int.self)
+            capacity = c2
+        }
+        let p = base! + count
+        p[0] = a; p[1] = b; p[2] = c; p[3] = d
+        count += 4
+    }
+}
+
 public final class MultipartParser {
     public let boundary: [UInt8]
     public let limits: MultipartLimits
     /// Held strongly (a weak reference would put the sink's reference counts in a side
     /// table, slow on every event): a sink that owns its parser sets this to a small object
     /// of its own, not to itself, to avoid a cycle.
-    public var sink: MultipartSink?
+    public var sink: MultipartSink? { didSet { fastSink = sink } }
+    /// `sink` without reference counting per event (`sink` keeps it alive).
+    private unowned(unsafe) var fastSink: MultipartSink?
 
     enum Phase { case preamble, boundaryLine, headers, body, epilogue }
     enum Coding { case identity, base64, quotedPrintable }
@@ -180,7 +210,12 @@ public final class MultipartParser {
     /// max_header_bytes plus NULs plus the decoded name and filename).
     private var hbuf = CarryBuffer()
     /// Four per header: name offset, name length, value offset, value length (in `hbuf`).
-    private var hfields: [Int] = []
+    private var hfields = IntTable()
+    /// `--boundary` at 0, the delimiter at 80 (boundaries have at most 70 bytes): the hot
+    /// loops compare with these instead of the arrays.
+    private let marks: UnsafeMutablePointer<UInt8>
+    private var delimiterCount: Int
+    private let dashCount: Int
     private var nameOff = -1, nameLen = 0, fileOff = -1, fileLen = 0
     /// The Content-Disposition value being parsed (a copy, as `hbuf` grows meanwhile).
     private var scratch = CarryBuffer()
@@ -199,7 +234,17 @@ public final class MultipartParser {
         self.limits = limits
         dashBoundary = Array("--".utf8) + boundary
         delimiter = Array("\r\n--".utf8) + boundary
+        guard let m = afsMalloc(160) else { throw AFSError.noMemory("a multipart parser", bytes: 160) }
+        let mk = m.assumingMemoryBound(to: UInt8.self)
+        let dash = dashBoundary, delim = delimiter
+        dash.withUnsafeBufferPointer { mk.update(from: $0.baseAddress!, count: $0.count) }
+        delim.withUnsafeBufferPointer { (mk + 80).update(from: $0.baseAddress!, count: $0.count) }
+        marks = mk
+        delimiterCount = delim.count
+        dashCount = dash.count
     }
+
+    deinit { free(marks) }
 
     /// True once the closing boundary was read.
     public var isDone: Bool { phase == .epilogue }
@@ -350,7 +395,7 @@ public final class MultipartParser {
             case .preamble:
                 guard let hit = findLineStart(p, from: pos, n) else {
                     // Keep what could be the start of a boundary.
-                    let keep = Swift.min(n - pos, dashBoundary.count)
+                    let keep = Swift.min(n - pos, dashCount)
                     if n - keep > pos { lastByte = p[n - keep - 1] }
                     return n - keep
                 }
@@ -359,7 +404,7 @@ public final class MultipartParser {
                     if k > 0 { lastByte = p[k - 1] }
                     return k
                 }
-                pos = hit + dashBoundary.count
+                pos = hit + dashCount
                 phase = .boundaryLine
                 padding = 0
                 sawCR = false
@@ -418,7 +463,7 @@ public final class MultipartParser {
     /// end a boundary; `-(k + 1)` when more bytes are needed from position k; nil when none.
     private func findLineStart(_ p: UnsafePointer<UInt8>, from: Int, _ n: Int) -> Int? {
         var s = from
-        let dl = dashBoundary.count
+        let dl = dashCount
         while s < n {
             guard let h = memchr(p + s, Int32(UInt8(ascii: "-")), n - s) else { return nil }
             let i = UnsafePointer<UInt8>(h.assumingMemoryBound(to: UInt8.self)) - p
@@ -426,7 +471,7 @@ public final class MultipartParser {
             if before == 10 {
                 let avail = n - i
                 let m = Swift.min(avail, dl)
-                let same = dashBoundary.withUnsafeBufferPointer { memcmp(p + i, $0.baseAddress!, m) == 0 }
+                let same = memcmp(p + i, marks, m) == 0
                 if same {
                     if avail <= dl { return -(i + 1) }
                     let c = p[i + dl]
@@ -441,7 +486,11 @@ public final class MultipartParser {
     private func endBoundaryLine(lf: Bool) throws {
         if firstLine {
             firstLine = false
-            if lf { delimiter = Array("\n--".utf8) + boundary }
+            if lf {
+                delimiter = Array("\n--".utf8) + boundary
+                delimiter.withUnsafeBufferPointer { (marks + 80).update(from: $0.baseAddress!, count: $0.count) }
+                delimiterCount = delimiter.count
+            }
         }
         if partIndex >= limits.maxParts {
             throw AFSError(.limit, "the multipart body has more than max_parts (\(limits.maxParts)) parts (part \(partIndex))")
@@ -449,7 +498,7 @@ public final class MultipartParser {
         phase = .headers
         headerBytes = 0
         hbuf.count = 0
-        hfields.removeAll(keepingCapacity: true)
+        hfields.count = 0
         sawCR = false
         padding = 0
     }
@@ -489,7 +538,7 @@ public final class MultipartParser {
             throw invalid("a header line of part \(partIndex) contains \(l[i] == 0 ? "NUL" : "a bare CR")", pos + i)
         }
         if l[0] == 32 || l[0] == 9 {  // obsolete line folding: continues the previous value
-            guard !hfields.isEmpty else { throw invalid("the first header line of part \(partIndex) starts with white space", pos) }
+            guard hfields.count > 0 else { throw invalid("the first header line of part \(partIndex) starts with white space", pos) }
             let v = trim(UnsafeBufferPointer(start: l, count: len))
             if !v.isEmpty {
                 // The last value ends the block, before its NUL: extend it in place.
@@ -520,10 +569,7 @@ public final class MultipartParser {
         try hbuf.append(byte: 0)
         if !v.isEmpty { try hbuf.append(v.base.baseAddress! + v.startIndex, v.count) }
         try hbuf.append(byte: 0)
-        try hfields.checkedAppend(at, "a multipart part's header table")
-        try hfields.checkedAppend(colon, "a multipart part's header table")
-        try hfields.checkedAppend(at + colon + 1, "a multipart part's header table")
-        try hfields.checkedAppend(v.count, "a multipart part's header table")
+        try hfields.append4(at, colon, at + colon + 1, v.count)
     }
 
     private func trim(_ b: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>> {
@@ -671,24 +717,24 @@ public final class MultipartParser {
         fieldBytes = 0
         quantum.removeAll(keepingCapacity: true)
         phase = .body
-        if let s = sink {
-            let flow = hfields.withUnsafeBufferPointer { f in
-                s.partBegin(raw: MultipartRawHead(index: partIndex, bytes: UnsafePointer(hbuf.base!), fields: f, nameOffset: nameOff,
-                                                  nameLength: nameLen, filenameOffset: fileOff, filenameLength: fileLen))
-            }
+        if let s = fastSink {
+            let f = UnsafeBufferPointer(start: hfields.base, count: hfields.count)
+            let flow = s.partBegin(raw: MultipartRawHead(index: partIndex, bytes: UnsafePointer(hbuf.base!), fields: f, nameOffset: nameOff,
+                                                         nameLength: nameLen, filenameOffset: fileOff, filenameLength: fileLen))
             try deliver(flow, "the beginning")
         } else { events += 1 }
     }
 
     /// Body bytes from `pos`: returns the next position, or `-(k + 1)` to stop at k.
     private func bodyStep(_ p: UnsafePointer<UInt8>, _ pos: Int, _ n: Int) throws -> Int {
-        let d0 = Int32(delimiter[0])
-        let dl = delimiter.count
+        let dp = UnsafePointer(marks + 80)
+        let d0 = Int32(dp[0])
+        let dl = delimiterCount
         // An empty body written without its line break: `--boundary` right after the headers.
         if bodyRaw == 0 {
-            let bl = dashBoundary.count
+            let bl = dashCount
             let m = Swift.min(n - pos, bl)
-            if dashBoundary.withUnsafeBufferPointer({ memcmp(p + pos, $0.baseAddress!, m) == 0 }) {
+            if memcmp(p + pos, marks, m) == 0 {
                 if n - pos < bl + 2 { return -(pos + 1) }
                 if isDelimiterEnd(p + pos + bl) {
                     try endPart(at: pos)
@@ -697,7 +743,7 @@ public final class MultipartParser {
             }
         }
         var s = pos
-        let v0 = Wide.splat(delimiter[0]), v1 = Wide.splat(delimiter[1]), v2 = Wide.splat(delimiter[2]), v3 = Wide.splat(delimiter[3])
+        let v0 = Wide.splat(dp[0]), v1 = Wide.splat(dp[1]), v2 = Wide.splat(dp[2]), v3 = Wide.splat(dp[3])
         while true {
             // 32 bytes a step: lanes where the delimiter's first 4 bytes start (CR LF - -, or
             // LF - - and the boundary's first byte); on random data almost never one.
@@ -722,7 +768,7 @@ public final class MultipartParser {
             let i = found
             let avail = n - i
             let m = Swift.min(avail, dl)
-            let same = delimiter.withUnsafeBufferPointer { memcmp(p + i, $0.baseAddress!, m) == 0 }
+            let same = memcmp(p + i, dp, m) == 0
             if !same { s = i + 1; continue }
             if avail < dl + 2 {
                 try emit(p + pos, i - pos)
@@ -758,7 +804,7 @@ public final class MultipartParser {
         sawCR = false
         let index = partIndex
         partIndex += 1
-        if let s = sink {
+        if let s = fastSink {
             events += 1
             switch s.partEnd() {
             case .proceed: break
@@ -809,7 +855,7 @@ public final class MultipartParser {
                 throw AFSError(.limit, "part \(partIndex)\(name) has no filename and is larger than max_field_bytes (\(limits.maxFieldBytes))")
             }
         }
-        if let s = sink { try deliver(s.partData(b), "the data") }
+        if let s = fastSink { try deliver(s.partData(b), "the data") }
     }
 
     /// A field's limit is reached at the encoded byte whose decoding passes it, whatever the
