@@ -2369,6 +2369,87 @@ AFS_API afs_status afs_multipart_parser_finish(afs_multipart_parser *p, afs_erro
 AFS_API void afs_multipart_parser_free(afs_multipart_parser *p);
 
 /*
+ * Events as records instead of callbacks: afs_multipart_parser_feed_events parses a piece
+ * of the body and writes what it completes into an array of afs_multipart_event that you
+ * provide, one call per piece instead of one callback per event (for callers where a
+ * callback is expensive: a Python ctypes binding pays about a microsecond per call).
+ *
+ * A record describes one part's progress within the call: its head (AFS_MULTIPART_BEGIN:
+ * `head_offset`/`head_length` in the arena), some data (`data_length` > 0: at
+ * `data_offset` in the bytes of this call, or in the arena with AFS_MULTIPART_DATA_IN_ARENA),
+ * and its end (AFS_MULTIPART_END), in that order; a small part is often one record with
+ * all three. The head block is: the name, NUL, the filename, NUL, then each header's name,
+ * NUL, value (trimmed), NUL: `2 + 2 * header_count` NUL-terminated strings; an absent name
+ * or filename is an empty string there, told apart by AFS_MULTIPART_HAS_NAME and
+ * AFS_MULTIPART_HAS_FILENAME. Data is in the bytes you passed when it is the body as
+ * sent; bytes the parser held back from an earlier call and decoded base64 or
+ * quoted-printable data are copied into the arena.
+ *
+ * The arena is the parser's, valid until the next call on the parser (or its free). The
+ * call returns early (result.more = 1) when the records are full or the arena passed
+ * 64 KiB (bound: 64 KiB plus one event's bytes: one head block, at most twice
+ * max_header_bytes, or the data decoded from one call's bytes); then call again with the
+ * bytes after result.consumed (len 0 once all were consumed) until more is 0. Before
+ * afs_multipart_parser_finish, call it with len 0 until more is 0 (it then has no event
+ * left to give). A parser fed this way gives every event as a record:
+ * afs_multipart_parser_feed on it is AFS_E_STATE, and so is finish while events are
+ * pending; its handler (if any) is not called.
+ *
+ * How to count the fields of a body held in memory:
+ *
+ *   afs_multipart_event ev[256];
+ *   afs_multipart_feed_result r;
+ *   afs_multipart_parser *p = afs_multipart_parser_new(content_type, NULL, NULL, NULL, &err);
+ *   size_t off = 0, fields = 0;
+ *   do {
+ *       if (afs_multipart_parser_feed_events(p, body + off, len - off, ev, 256, &r, &err) != AFS_OK) break;
+ *       for (size_t i = 0; i < r.event_count; i++)
+ *           if (ev[i].flags & AFS_MULTIPART_END) fields++;   // data: body + off + ev[i].data_offset
+ *       off += r.consumed;
+ *   } while (r.more || off < len);
+ *   if (err.code == AFS_OK) afs_multipart_parser_finish(p, &err);
+ *   afs_multipart_parser_free(p);
+ */
+
+/** afs_multipart_event.flags */
+#define AFS_MULTIPART_BEGIN 1u           /**< the part begins: its head block is at head_offset in the arena */
+#define AFS_MULTIPART_END 2u             /**< the part ends (after this record's data) */
+#define AFS_MULTIPART_DATA_IN_ARENA 4u   /**< data_offset is in the arena, not in the bytes of the call */
+#define AFS_MULTIPART_HAS_NAME 8u        /**< (with BEGIN) Content-Disposition has a name */
+#define AFS_MULTIPART_HAS_FILENAME 16u   /**< (with BEGIN) Content-Disposition has a filename */
+
+/** One record of afs_multipart_parser_feed_events (fixed layout: 48 bytes). */
+typedef struct afs_multipart_event {
+    uint32_t flags;          /**< AFS_MULTIPART_* */
+    uint32_t header_count;   /**< with BEGIN: the part's header count (else 0) */
+    uint64_t index;          /**< the part's index (0 for the first part) */
+    uint64_t head_offset;    /**< with BEGIN: the head block's offset in the arena */
+    uint64_t head_length;    /**< with BEGIN: its length in bytes (its last NUL included) */
+    uint64_t data_offset;    /**< data: offset in the call's bytes, or in the arena */
+    uint64_t data_length;    /**< data: decoded bytes (0: no data in this record) */
+} afs_multipart_event;
+
+/** What afs_multipart_parser_feed_events did. */
+typedef struct afs_multipart_feed_result {
+    size_t consumed;         /**< bytes of the call taken (the rest: offer it again) */
+    size_t event_count;      /**< records written */
+    const uint8_t *arena;    /**< head blocks and copied data; NULL when arena_length is 0 */
+    size_t arena_length;
+    int more;                /**< 1: it returned early (records or arena full): call again */
+} afs_multipart_feed_result;
+
+/**
+ * Feeds the next bytes of the body (NULL only with len 0) and writes the events they
+ * complete as records (see above).
+ * @param events an array of max_events records (max_events >= 1), written from index 0.
+ * @param result receives the counts and the arena (must not be NULL); zeroed on error.
+ * @return as afs_multipart_parser_feed; AFS_E_INVALID_ARGUMENT for NULL events or result,
+ *         or max_events 0; AFS_E_STATE after finish or from a callback. Errors are sticky.
+ */
+AFS_API afs_status afs_multipart_parser_feed_events(afs_multipart_parser *p, const uint8_t *bytes, size_t len,
+        afs_multipart_event *events, size_t max_events, afs_multipart_feed_result *result, afs_error *err);
+
+/*
  * afs_multipart_reader: the pull form over a file descriptor (a socket, a pipe, a file)
  * positioned at the start of the body; it reads the fd to its end (EOF) or to the closing
  * boundary. afs_multipart_reader_new, then afs_multipart_reader_next_part until it returns

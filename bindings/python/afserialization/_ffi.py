@@ -32,7 +32,7 @@ import os
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_bool, c_char, c_char_p, c_double,
                     c_int, c_int64, c_size_t, c_uint, c_uint64, c_void_p)
-from ctypes import c_uint8
+from ctypes import c_uint8, c_uint32
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import errors
@@ -169,6 +169,21 @@ class afs_multipart_handler(Structure):
     """``afs_multipart_handler`` (section 16)."""
 
     _fields_ = [("part_begin", PART_BEGIN_FN), ("part_data", PART_DATA_FN), ("part_end", PART_END_FN)]
+
+
+class afs_multipart_event(Structure):
+    """``afs_multipart_event`` (section 16): one record of afs_multipart_parser_feed_events."""
+
+    _fields_ = [("flags", c_uint32), ("header_count", c_uint32), ("index", c_uint64),
+                ("head_offset", c_uint64), ("head_length", c_uint64),
+                ("data_offset", c_uint64), ("data_length", c_uint64)]
+
+
+class afs_multipart_feed_result(Structure):
+    """``afs_multipart_feed_result`` (section 16)."""
+
+    _fields_ = [("consumed", c_size_t), ("event_count", c_size_t), ("arena", c_void_p),
+                ("arena_length", c_size_t), ("more", c_int)]
 
 
 # --------------------------------------------------------------------------------------
@@ -492,6 +507,9 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_multipart_parser_feed", c_int, [c_multipart_parser_p, c_void_p, c_size_t, _E], _STATUS),
     ("afs_multipart_parser_finish", c_int, [c_multipart_parser_p, _E], _STATUS),
     ("afs_multipart_parser_free", None, [c_multipart_parser_p], None),
+    ("afs_multipart_parser_feed_events", c_int,
+     [c_multipart_parser_p, c_void_p, c_size_t, POINTER(afs_multipart_event), c_size_t,
+      POINTER(afs_multipart_feed_result), _E], _STATUS),
     ("afs_multipart_reader_new", c_multipart_reader_p,
      [c_int, c_char_p, POINTER(afs_multipart_limits), _E], _HANDLE),
     ("afs_multipart_reader_next_part", c_int, [c_multipart_reader_p, _E], None),
