@@ -1693,7 +1693,8 @@ AFS_API afs_status afs_response_object_pickle_for_method(const afs_response_seri
  * certificate, at most 32 levels deep, at most 1 MiB each, at most 64 per chain); a
  * malformed one is AFS_E_INVALID_ARGUMENT naming the field and the byte offset. RFC 5280's
  * profile is not enforced beyond the structure (real roots have serial 0 or version 1).
- * A policy holds at most 4096 pins (AFS_E_LIMIT beyond).
+ * A policy holds at most 4096 pins (AFS_E_LIMIT beyond). These sizes and the certificate
+ * reader's are limits with a setter: afs_security_policy_set_limits (afs_security_limits).
  *
  * HOW TO (OpenSSL, inside the handshake; examples/pinning_with_curl.c does it for libcurl):
  *
@@ -1719,6 +1720,19 @@ typedef enum afs_pinning_mode {
 } afs_pinning_mode;
 
 /**
+ * The certificate reader's limits and a policy's; 0 in a field (or a NULL struct) means the
+ * default named here. Values above SIZE_MAX/2 mean "no practical limit", except the DER
+ * depth, which is at most 256.
+ */
+typedef struct afs_security_limits {
+    size_t max_certificate_bytes; /**< 1048576: one DER certificate (a pin or a chain entry) */
+    size_t max_pem_bytes;         /**< 16777216: one PEM text */
+    size_t max_der_depth;         /**< 32: DER nesting (a certificate needs about 8); at most 256 */
+    size_t max_pins;              /**< 4096: pins per policy (certificates and sha256// keys) */
+    size_t max_chain;             /**< 64: certificates per afs_security_policy_evaluate */
+} afs_security_limits;
+
+/**
  * A new policy: the given mode, no pins, invalid certificates not allowed, domain
  * validation on, the time "now" (read at each evaluation).
  * @return owned policy (afs_security_policy_free), or NULL with AFS_E_INVALID_ARGUMENT for
@@ -1732,8 +1746,8 @@ AFS_API afs_security_policy *afs_security_policy_new(afs_pinning_mode mode, afs_
  *        refused); NULL only with len 0 (which is refused as empty).
  * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or a malformed
  *         certificate (field and byte offset, or the PEM line, named; one bad PEM block adds
- *         none; a certificate above 1 MiB, a PEM text above 16 MiB); AFS_E_LIMIT beyond 4096
- *         pins; AFS_E_NO_MEMORY. A certificate already pinned is not added twice.
+ *         none; a certificate above 1 MiB, a PEM text above 16 MiB: the defaults of
+ *         afs_security_limits); AFS_E_LIMIT beyond 4096 pins (max_pins); AFS_E_NO_MEMORY. A certificate already pinned is not added twice.
  */
 AFS_API afs_status afs_security_policy_add_pinned_certificate(afs_security_policy *p,
     const uint8_t *der_or_pem, size_t len, afs_error *err);
@@ -1748,6 +1762,15 @@ AFS_API afs_status afs_security_policy_add_pinned_certificate(afs_security_polic
  */
 AFS_API afs_status afs_security_policy_add_pinned_public_key_sha256(afs_security_policy *p,
     const char *pins, afs_error *err);
+/**
+ * Sets the policy's limits (NULL or 0 fields: the defaults of afs_security_limits). They
+ * apply to the pins added afterwards (pins already held are kept, even beyond a lower
+ * max_pins) and to every evaluation; afs_security_policy_copy copies them.
+ * @return AFS_OK; AFS_E_INVALID_ARGUMENT for a NULL or wrong handle or a max_der_depth above
+ *         256 (the policy is then unchanged).
+ */
+AFS_API afs_status afs_security_policy_set_limits(afs_security_policy *p, const afs_security_limits *limits,
+                                                  afs_error *err);
 /** allowInvalidCertificates (default off): accept a chain the stack did not trust (see the
  *  rules above). A NULL or wrong handle is ignored. */
 AFS_API void afs_security_policy_set_allows_invalid_certificates(afs_security_policy *p, bool on);
@@ -1767,13 +1790,14 @@ AFS_API void afs_security_policy_free(afs_security_policy *p);
  * @param chain_der count DER certificates, leaf first: the chain your TLS stack verified
  *        (when it did not trust it, the chain the server sent); NULL only with count 0.
  * @param chain_len their lengths.
- * @param count how many (1 to 64).
+ * @param count how many (1 to the policy's max_chain, default 64).
  * @param domain the host the client connected to (a DNS name, U-labels allowed, or an IPv4
  *        or IPv6 literal, brackets allowed); NULL: no domain check.
  * @param chain_trusted your TLS stack's verdict on the chain.
  * @return AFS_OK: trust the server. AFS_E_UNTRUSTED: refused (message: the rule, the host,
  *         the certificates). AFS_E_INVALID_ARGUMENT: a NULL or wrong handle, count 0, NULL
- *         arrays or entries, more than 64 certificates, a malformed certificate ("chain[i]:"
+ *         arrays or entries, more than max_chain certificates, a certificate above
+ *         max_certificate_bytes, a malformed certificate ("chain[i]:"
  *         then the field and offset), a domain that is not a host name (with validation
  *         on). AFS_E_INVALID_UTF8 for a domain that is not UTF-8. AFS_E_NO_MEMORY.
  */
@@ -1796,6 +1820,13 @@ AFS_API afs_status afs_security_policy_evaluate(const afs_security_policy *p,
  */
 AFS_API afs_status afs_certificate_read(const uint8_t *der_or_pem, size_t len, afs_value **out,
     afs_error *err);
+/**
+ * afs_certificate_read with other limits than the defaults (NULL: the defaults; only the
+ * size and depth fields of afs_security_limits are used). Statuses as afs_certificate_read,
+ * plus AFS_E_INVALID_ARGUMENT for a max_der_depth above 256.
+ */
+AFS_API afs_status afs_certificate_read_with_limits(const uint8_t *der_or_pem, size_t len,
+    const afs_security_limits *limits, afs_value **out, afs_error *err);
 
 
 /* ===================================================================================== */
@@ -2392,6 +2423,87 @@ AFS_API afs_status afs_multipart_parser_finish(afs_multipart_parser *p, afs_erro
 
 /** Frees the parser (NULL: no-op). From inside one of its callbacks it is deferred to the end of the call. */
 AFS_API void afs_multipart_parser_free(afs_multipart_parser *p);
+
+/*
+ * Events as records instead of callbacks: afs_multipart_parser_feed_events parses a piece
+ * of the body and writes what it completes into an array of afs_multipart_event that you
+ * provide, one call per piece instead of one callback per event (for callers where a
+ * callback is expensive: a Python ctypes binding pays about a microsecond per call).
+ *
+ * A record describes one part's progress within the call: its head (AFS_MULTIPART_BEGIN:
+ * `head_offset`/`head_length` in the arena), some data (`data_length` > 0: at
+ * `data_offset` in the bytes of this call, or in the arena with AFS_MULTIPART_DATA_IN_ARENA),
+ * and its end (AFS_MULTIPART_END), in that order; a small part is often one record with
+ * all three. The head block is: the name, NUL, the filename, NUL, then each header's name,
+ * NUL, value (trimmed), NUL: `2 + 2 * header_count` NUL-terminated strings; an absent name
+ * or filename is an empty string there, told apart by AFS_MULTIPART_HAS_NAME and
+ * AFS_MULTIPART_HAS_FILENAME. Data is in the bytes you passed when it is the body as
+ * sent; bytes the parser held back from an earlier call and decoded base64 or
+ * quoted-printable data are copied into the arena.
+ *
+ * The arena is the parser's, valid until the next call on the parser (or its free). The
+ * call returns early (result.more = 1) when the records are full or the arena passed
+ * 64 KiB (bound: 64 KiB plus one event's bytes: one head block, at most twice
+ * max_header_bytes, or the data decoded from one call's bytes); then call again with the
+ * bytes after result.consumed (len 0 once all were consumed) until more is 0. Before
+ * afs_multipart_parser_finish, call it with len 0 until more is 0 (it then has no event
+ * left to give). A parser fed this way gives every event as a record:
+ * afs_multipart_parser_feed on it is AFS_E_STATE, and so is finish while events are
+ * pending; its handler (if any) is not called.
+ *
+ * How to count the fields of a body held in memory:
+ *
+ *   afs_multipart_event ev[256];
+ *   afs_multipart_feed_result r;
+ *   afs_multipart_parser *p = afs_multipart_parser_new(content_type, NULL, NULL, NULL, &err);
+ *   size_t off = 0, fields = 0;
+ *   do {
+ *       if (afs_multipart_parser_feed_events(p, body + off, len - off, ev, 256, &r, &err) != AFS_OK) break;
+ *       for (size_t i = 0; i < r.event_count; i++)
+ *           if (ev[i].flags & AFS_MULTIPART_END) fields++;   // data: body + off + ev[i].data_offset
+ *       off += r.consumed;
+ *   } while (r.more || off < len);
+ *   if (err.code == AFS_OK) afs_multipart_parser_finish(p, &err);
+ *   afs_multipart_parser_free(p);
+ */
+
+/** afs_multipart_event.flags */
+#define AFS_MULTIPART_BEGIN 1u           /**< the part begins: its head block is at head_offset in the arena */
+#define AFS_MULTIPART_END 2u             /**< the part ends (after this record's data) */
+#define AFS_MULTIPART_DATA_IN_ARENA 4u   /**< data_offset is in the arena, not in the bytes of the call */
+#define AFS_MULTIPART_HAS_NAME 8u        /**< (with BEGIN) Content-Disposition has a name */
+#define AFS_MULTIPART_HAS_FILENAME 16u   /**< (with BEGIN) Content-Disposition has a filename */
+
+/** One record of afs_multipart_parser_feed_events (fixed layout: 48 bytes). */
+typedef struct afs_multipart_event {
+    uint32_t flags;          /**< AFS_MULTIPART_* */
+    uint32_t header_count;   /**< with BEGIN: the part's header count (else 0) */
+    uint64_t index;          /**< the part's index (0 for the first part) */
+    uint64_t head_offset;    /**< with BEGIN: the head block's offset in the arena */
+    uint64_t head_length;    /**< with BEGIN: its length in bytes (its last NUL included) */
+    uint64_t data_offset;    /**< data: offset in the call's bytes, or in the arena */
+    uint64_t data_length;    /**< data: decoded bytes (0: no data in this record) */
+} afs_multipart_event;
+
+/** What afs_multipart_parser_feed_events did. */
+typedef struct afs_multipart_feed_result {
+    size_t consumed;         /**< bytes of the call taken (the rest: offer it again) */
+    size_t event_count;      /**< records written */
+    const uint8_t *arena;    /**< head blocks and copied data; NULL when arena_length is 0 */
+    size_t arena_length;
+    int more;                /**< 1: it returned early (records or arena full): call again */
+} afs_multipart_feed_result;
+
+/**
+ * Feeds the next bytes of the body (NULL only with len 0) and writes the events they
+ * complete as records (see above).
+ * @param events an array of max_events records (max_events >= 1), written from index 0.
+ * @param result receives the counts and the arena (must not be NULL); zeroed on error.
+ * @return as afs_multipart_parser_feed; AFS_E_INVALID_ARGUMENT for NULL events or result,
+ *         or max_events 0; AFS_E_STATE after finish or from a callback. Errors are sticky.
+ */
+AFS_API afs_status afs_multipart_parser_feed_events(afs_multipart_parser *p, const uint8_t *bytes, size_t len,
+        afs_multipart_event *events, size_t max_events, afs_multipart_feed_result *result, afs_error *err);
 
 /*
  * afs_multipart_reader: the pull form over a file descriptor (a socket, a pipe, a file)

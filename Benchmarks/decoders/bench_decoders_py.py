@@ -1,10 +1,21 @@
 """One Python measurement per process (so that its peak RSS is its own):
-    bench_decoders_py.py PEER BODY CONTENT_TYPE   (PEER: afs, afs-spooled, python-multipart,
+    bench_decoders_py.py PEER BODY CONTENT_TYPE   (PEER: read-only, read-write, afs,
+                                                   afs-spooled, python-multipart,
                                                    streaming-form-data)
     bench_decoders_py.py query-afs|query-parse_qs QUERY_FILE
 Prints "<seconds> <peak RSS KiB>". The body is read from the file in 1 MiB pieces (what a
-server gets from its socket); part data is dropped (afs-spooled: written to the parts'
-spooled files, as iter_multipart gives them)."""
+server gets from its socket). What each row does with them:
+- read-only: nothing (the chunk loop alone: the floor of every row below);
+- read-write: each chunk written to one temporary file (the floor of afs-spooled on a body
+  that is one large file part: what spooling costs without any parser);
+- afs: MultipartParser.feed; each finished part comes back as a Part (index, size; name,
+  filename and headers decoded on demand); the data goes to the parser's private `_sink`
+  hook, which drops it (one Python call per piece of data);
+- afs-spooled: MultipartParser.feed as iter_multipart uses it: small fields kept in memory,
+  the file part written to its spooled temporary file;
+- python-multipart: MultipartParser with an on_part_end callback counting parts; data and
+  headers dropped (no callbacks for them);
+- streaming-form-data: the Cython parser with a NullTarget (drops data) for every field."""
 import resource
 import sys
 import time
@@ -46,15 +57,22 @@ def run():
     ct = sys.argv[3]
     boundary = ct.split("boundary=")[1]
     t = time.perf_counter()
-    if peer in ("afs", "afs-spooled"):
+    if peer == "read-only":
+        for b in chunks():
+            pass
+    elif peer == "read-write":
+        import tempfile
+        with tempfile.TemporaryFile() as out:
+            for b in chunks():
+                out.write(b)
+    elif peer in ("afs", "afs-spooled"):
         import afserialization as afs
 
-        class Dropping(afs.MultipartParser):
-            def _on_data(self, ctx, address, n):
-                return 0
-
-        cls = Dropping if peer == "afs" else afs.MultipartParser
-        p = cls(ct, max_parts=1 << 20, max_field_bytes=1 << 62)
+        p = afs.MultipartParser(ct, max_parts=1 << 20, max_field_bytes=1 << 62)
+        if peer == "afs":
+            def drop(part, data):
+                pass
+            p._sink = drop
         n = 0
         for b in chunks():
             n += len(p.feed(b))

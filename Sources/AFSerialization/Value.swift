@@ -296,10 +296,18 @@ private func memcmpBytes(_ a: UnsafePointer<UInt8>, _ b: UnsafePointer<UInt8>, _
 
 /// A dictionary with string keys that keeps insertion order; setting an existing key replaces
 /// its value in place.
+///
+/// Up to `ValueDict.linearLimit` keys it has no hash index: a lookup compares the keys' bytes
+/// one by one (cheaper than hashing for a few short keys, and no table to allocate: the many
+/// small dictionaries of a decoded document cost two arrays each). Beyond, `index` maps every
+/// key to its position. Invariant: `index` is empty or complete.
 public struct ValueDict: Sendable, Equatable {
     public private(set) var keys: [String] = []
     public private(set) var values: [Value] = []
     private var index: [ByteKey: Int] = [:]
+
+    /// The most keys looked up without an index.
+    static let linearLimit = 8
 
     public init() {}
 
@@ -313,16 +321,39 @@ public struct ValueDict: Sendable, Equatable {
     public init(count: Int, _ pair: (Int) throws -> (String, Value)) rethrows {
         keys.reserveCapacity(count)
         values.reserveCapacity(count)
-        index.reserveCapacity(count)
+        if count > ValueDict.linearLimit { index.reserveCapacity(count) }
         for i in 0..<count {
             let (k, v) = try pair(i)
-            if let at = index.updateValue(keys.count, forKey: ByteKey(k)) {
-                index[ByteKey(k)] = at
+            if let at = position(of: k) {
                 values[at] = v
             } else {
-                keys.append(k)
-                values.append(v)
+                append(k, v)
             }
+        }
+    }
+
+    /// The position of `key` (compared by bytes), or nil.
+    @inline(__always)
+    private func position(of key: String) -> Int? {
+        if !index.isEmpty { return index[ByteKey(key)] }
+        var i = 0
+        while i < keys.count {
+            if utf8Equal(keys[i], key) { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    /// Adds a key that is not there.
+    @inline(__always)
+    private mutating func append(_ key: String, _ v: Value) {
+        keys.append(key)
+        values.append(v)
+        if !index.isEmpty {
+            index[ByteKey(key)] = keys.count - 1
+        } else if keys.count > ValueDict.linearLimit {
+            index.reserveCapacity(keys.count)
+            for (j, k) in keys.enumerated() { index[ByteKey(k)] = j }
         }
     }
 
@@ -330,7 +361,7 @@ public struct ValueDict: Sendable, Equatable {
     public mutating func reserveCapacity(_ n: Int) {
         keys.reserveCapacity(n)
         values.reserveCapacity(n)
-        index.reserveCapacity(n)
+        if n > ValueDict.linearLimit { index.reserveCapacity(n) }
     }
 
     /// Replaces the value at position `i` (0..<count), keeping its key.
@@ -340,28 +371,27 @@ public struct ValueDict: Sendable, Equatable {
     public var isEmpty: Bool { keys.isEmpty }
 
     public subscript(key: String) -> Value? {
-        get { index[ByteKey(key)].map { values[$0] } }
+        get { position(of: key).map { values[$0] } }
         set {
-            let k = ByteKey(key)
-            if let i = index[k] {
+            if let i = position(of: key) {
                 if let v = newValue {
                     values[i] = v
                 } else {
                     keys.remove(at: i)
                     values.remove(at: i)
-                    index[k] = nil
-                    for j in i..<keys.count { index[ByteKey(keys[j])] = j }
+                    if !index.isEmpty {
+                        index[ByteKey(key)] = nil
+                        for j in i..<keys.count { index[ByteKey(keys[j])] = j }
+                    }
                 }
             } else if let v = newValue {
-                index[k] = keys.count
-                keys.append(key)
-                values.append(v)
+                append(key, v)
             }
         }
     }
 
     /// The position of `key` (compared by bytes), or nil.
-    public func index(forKey key: String) -> Int? { index[ByteKey(key)] }
+    public func index(forKey key: String) -> Int? { position(of: key) }
 
     /// (key, value) pairs in insertion order.
     public var pairs: Zip2Sequence<[String], [Value]> { zip(keys, values) }

@@ -63,77 +63,191 @@ private func limits(_ l: UnsafePointer<afs_multipart_limits>?) -> MultipartLimit
 
 // MARK: - Push parser
 
-/// `afs_multipart_parser`: the core parser and the caller's handler as its sink.
-final class MultipartParserHandle: Handle, MultipartSink {
-    let parser: MultipartParser
+/// The events of a push parser, as the caller's handler calls or (in
+/// afs_multipart_parser_feed_events) as records. A separate object from the handle: the
+/// parser holds its sink strongly, and the handle holds the parser.
+final class MultipartCSink: MultipartSink {
     let handler: afs_multipart_handler?
     let ctx: UnsafeMutableRawPointer?
+
+    init(_ h: afs_multipart_handler?, _ ctx: UnsafeMutableRawPointer?) {
+        handler = h
+        self.ctx = ctx
+    }
+
+    deinit {
+        free(arena)
+        free(lent)
+    }
+
+    /// The name and value pointer arrays lent to part_begin (names at 0, values at
+    /// lentCap), reused from part to part; the strings are the parser's own NUL-terminated
+    /// header block: no copy.
+    private var lent: UnsafeMutablePointer<UnsafePointer<CChar>?>?
+    private var lentCap = 0
+
+    // Records (afs_multipart_parser_feed_events): set for the call.
+    static let arenaBound = 64 << 10
+    var records: UnsafeMutablePointer<afs_multipart_event>?
+    var recordCap = 0
+    var recordCount = 0
+    var chunk: UnsafePointer<UInt8>?
+    var chunkLen = 0
+    var arena: UnsafeMutablePointer<UInt8>?
+    var arenaCount = 0
+    private var arenaCap = 0
+    /// Set when this call paused the parser (records or arena full).
+    var held = false
+    /// Once fed with records, every event must be a record.
+    var recordsMode = false
+    /// An event came outside a feed_events call of a records-mode parser (finish).
+    var late = false
+    var failure: AFSError?
+    private var part = 0
+
+    private func arenaReserve(_ n: Int) -> Bool {
+        if arenaCount + n <= arenaCap { return true }
+        let c = Swift.max(arenaCount + n, arenaCap * 2, 4096)
+        guard let q = afsRealloc(arena, c) else {
+            failure = AFSError.noMemory("a multipart parser's event arena", bytes: c)
+            return false
+        }
+        arena = q.assumingMemoryBound(to: UInt8.self)
+        arenaCap = c
+        return true
+    }
+
+    private func arenaPut(_ p: UnsafePointer<UInt8>, _ n: Int) {
+        if n > 0 { (arena! + arenaCount).update(from: p, count: n) }
+        arenaCount += n
+    }
+
+    /// After an event: pause when the records or the arena are full.
+    private func flow() -> MultipartFlow {
+        if recordCount == recordCap || arenaCount >= MultipartCSink.arenaBound {
+            held = true
+            return .pause
+        }
+        return .proceed
+    }
+
+    private func newRecord() -> UnsafeMutablePointer<afs_multipart_event> {
+        let r = records! + recordCount
+        recordCount += 1
+        r.pointee = afs_multipart_event(flags: 0, header_count: 0, index: UInt64(part), head_offset: 0, head_length: 0,
+                                        data_offset: 0, data_length: 0)
+        return r
+    }
+
+    /// The last record when it is this part's and not ended (data and the end join it).
+    private var openRecord: UnsafeMutablePointer<afs_multipart_event>? {
+        guard recordCount > 0 else { return nil }
+        let r = records! + (recordCount - 1)
+        return r.pointee.index == UInt64(part) && r.pointee.flags & AFS_MULTIPART_END == 0 ? r : nil
+    }
+
+    /// Not called: the parser calls `partBegin(raw:)`, which this sink implements.
+    func partBegin(_ head: MultipartPartHead) -> MultipartFlow { .proceed }
+
+    func partBegin(raw head: MultipartRawHead) -> MultipartFlow {
+        if records != nil {
+            part = head.index
+            let n = head.headerCount
+            // name NUL filename NUL, then the headers as the parser holds them (contiguous,
+            // each string with its NUL, from offset 0).
+            let headers = n == 0 ? 0 : head.fields[4 * n - 2] + head.fields[4 * n - 1] + 1
+            let total = head.nameLength + head.filenameLength + 2 + headers
+            guard arenaReserve(total) else { return .stop }
+            let at = arenaCount
+            if head.nameOffset >= 0 { arenaPut(head.bytes + head.nameOffset, head.nameLength) }
+            arena![arenaCount] = 0; arenaCount += 1
+            if head.filenameOffset >= 0 { arenaPut(head.bytes + head.filenameOffset, head.filenameLength) }
+            arena![arenaCount] = 0; arenaCount += 1
+            arenaPut(head.bytes, headers)
+            let r = newRecord()
+            r.pointee.flags = AFS_MULTIPART_BEGIN | (head.nameOffset >= 0 ? AFS_MULTIPART_HAS_NAME : 0)
+                | (head.filenameOffset >= 0 ? AFS_MULTIPART_HAS_FILENAME : 0)
+            r.pointee.header_count = UInt32(truncatingIfNeeded: n)
+            r.pointee.head_offset = UInt64(at)
+            r.pointee.head_length = UInt64(total)
+            return flow()
+        }
+        if recordsMode { late = true; return .stop }
+        guard let f = handler?.part_begin else { return .proceed }
+        let n = head.headerCount
+        if n > lentCap || lent == nil {
+            let c = Swift.max(n, 2 * lentCap, 16)
+            let bytes = 2 * c * MemoryLayout<UnsafePointer<CChar>?>.stride
+            guard let q = afsRealloc(lent, bytes) else {
+                failure = AFSError.noMemory("a multipart parser's header pointers", bytes: bytes)
+                return .stop
+            }
+            lent = q.assumingMemoryBound(to: UnsafePointer<CChar>?.self)
+            lentCap = c
+        }
+        let base = UnsafeRawPointer(head.bytes).assumingMemoryBound(to: CChar.self)
+        let names = lent, values = lent.map { $0 + lentCap }
+        for i in 0..<n {
+            names![i] = base + head.fields[4 * i]
+            values![i] = base + head.fields[4 * i + 2]
+        }
+        let name = head.nameOffset < 0 ? nil : base + head.nameOffset
+        let filename = head.filenameOffset < 0 ? nil : base + head.filenameOffset
+        return f(ctx, head.index, name, filename, names.map { UnsafePointer($0) }, values.map { UnsafePointer($0) }, n) == 0 ? .proceed : .stop
+    }
+
+    func partData(_ bytes: UnsafeBufferPointer<UInt8>) -> MultipartFlow {
+        if records != nil {
+            let p = bytes.baseAddress!
+            var offset: Int
+            var inArena = false
+            if let c = chunk, p >= c, p + bytes.count <= c + chunkLen {
+                offset = p - c
+            } else {
+                guard arenaReserve(bytes.count) else { return .stop }
+                offset = arenaCount
+                arenaPut(p, bytes.count)
+                inArena = true
+            }
+            let r: UnsafeMutablePointer<afs_multipart_event>
+            if let o = openRecord, o.pointee.data_length == 0 { r = o } else { r = newRecord() }
+            if inArena { r.pointee.flags |= AFS_MULTIPART_DATA_IN_ARENA }
+            r.pointee.data_offset = UInt64(offset)
+            r.pointee.data_length = UInt64(bytes.count)
+            return flow()
+        }
+        if recordsMode { late = true; return .stop }
+        guard let f = handler?.part_data else { return .proceed }
+        return f(ctx, bytes.baseAddress, bytes.count) == 0 ? .proceed : .stop
+    }
+
+    func partEnd() -> MultipartFlow {
+        if records != nil {
+            let r = openRecord ?? newRecord()
+            r.pointee.flags |= AFS_MULTIPART_END
+            return flow()
+        }
+        if recordsMode { late = true; return .stop }
+        guard let f = handler?.part_end else { return .proceed }
+        return f(ctx) == 0 ? .proceed : .stop
+    }
+}
+
+/// `afs_multipart_parser`: the core parser and its C sink.
+final class MultipartParserHandle: Handle {
+    let parser: MultipartParser
+    let sink: MultipartCSink
     var busy = false
     var freeDeferred = false
     var finished = false
 
     init(_ p: MultipartParser, _ h: afs_multipart_handler?, _ ctx: UnsafeMutableRawPointer?) {
         parser = p
-        handler = h
-        self.ctx = ctx
+        sink = MultipartCSink(h, ctx)
         super.init()
-        p.sink = self
+        p.sink = sink
     }
     override class var cName: String { "afs_multipart_parser" }
-
-    /// NUL-terminated copies of the name, filename and headers, and the pointer arrays,
-    /// reused from part to part (they are lent for the part_begin call only).
-    private var block: [CChar] = []
-    private var names: [UnsafePointer<CChar>?] = []
-    private var values: [UnsafePointer<CChar>?] = []
-
-    func partBegin(_ head: MultipartPartHead) -> MultipartFlow {
-        guard let f = handler?.part_begin else { return .proceed }
-        let n = head.headerNames.count
-        var total = (head.name?.count ?? 0) + (head.filename?.count ?? 0) + 2
-        for i in 0..<n { total += head.headerNames[i].count + head.headerValues[i].count + 2 }
-        block.removeAll(keepingCapacity: true)
-        block.reserveCapacity(total)
-        var offsets: [Int] = []
-        offsets.reserveCapacity(2 + 2 * n)
-        func put(_ s: [UInt8]?) {
-            offsets.append(block.count)
-            if let s { for c in s { block.append(CChar(bitPattern: c)) } }
-            block.append(0)
-        }
-        put(head.name)
-        put(head.filename)
-        for i in 0..<n {
-            put(head.headerNames[i])
-            put(head.headerValues[i])
-        }
-        return block.withUnsafeBufferPointer { b -> MultipartFlow in
-            let base = b.baseAddress!
-            names.removeAll(keepingCapacity: true)
-            values.removeAll(keepingCapacity: true)
-            for i in 0..<n {
-                names.append(base + offsets[2 + 2 * i])
-                values.append(base + offsets[3 + 2 * i])
-            }
-            let r = names.withUnsafeBufferPointer { np in
-                values.withUnsafeBufferPointer { vp in
-                    f(ctx, head.index, head.name == nil ? nil : base + offsets[0], head.filename == nil ? nil : base + offsets[1],
-                      np.baseAddress, vp.baseAddress, n)
-                }
-            }
-            return r == 0 ? .proceed : .stop
-        }
-    }
-
-    func partData(_ bytes: UnsafeBufferPointer<UInt8>) -> MultipartFlow {
-        guard let f = handler?.part_data else { return .proceed }
-        return f(ctx, bytes.baseAddress, bytes.count) == 0 ? .proceed : .stop
-    }
-
-    func partEnd() -> MultipartFlow {
-        guard let f = handler?.part_end else { return .proceed }
-        return f(ctx) == 0 ? .proceed : .stop
-    }
 
     func call(_ p: OpaquePointer, _ body: () throws -> Void) throws {
         guard !busy else { throw AFSError(.state, "the multipart parser was called from inside one of its own callbacks") }
@@ -166,7 +280,56 @@ public func afs_multipart_parser_feed(_ p: OpaquePointer?, _ bytes: UnsafePointe
         try h.call(p!) {
             if let f = h.parser.failure { throw f }
             if h.finished { throw AFSError(.state, "afs_multipart_parser_feed after afs_multipart_parser_finish") }
-            try h.parser.feed(d.assumingMemoryBound(to: UInt8.self))
+            if h.sink.recordsMode {
+                throw AFSError(.state, "afs_multipart_parser_feed on a parser fed with afs_multipart_parser_feed_events (its events are records)")
+            }
+            h.sink.failure = nil
+            do {
+                try h.parser.feed(d.assumingMemoryBound(to: UInt8.self))
+            } catch let e as AFSError {
+                if let f = h.sink.failure { throw f }  // the sink's own allocation failed
+                throw e
+            }
+        }
+    }
+}
+
+@c @implementation
+public func afs_multipart_parser_feed_events(_ p: OpaquePointer?, _ bytes: UnsafePointer<UInt8>?, _ len: Int,
+                                             _ events: UnsafeMutablePointer<afs_multipart_event>?, _ maxEvents: Int,
+                                             _ result: UnsafeMutablePointer<afs_multipart_feed_result>?,
+                                             _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
+    result?.pointee = afs_multipart_feed_result(consumed: 0, event_count: 0, arena: nil, arena_length: 0, more: 0)
+    return status(err) {
+        let h = try unbox(p, MultipartParserHandle.self, "parser")
+        let d = try dataArg(UnsafeRawPointer(bytes), len, "the bytes")
+        guard let events else { throw AFSError(.invalidArgument, "events is NULL") }
+        guard maxEvents >= 1 else { throw AFSError(.invalidArgument, "max_events is 0 (at least 1 record is needed)") }
+        guard let result else { throw AFSError(.invalidArgument, "result is NULL") }
+        try h.call(p!) {
+            if let f = h.parser.failure { throw f }
+            if h.finished { throw AFSError(.state, "afs_multipart_parser_feed_events after afs_multipart_parser_finish") }
+            let s = h.sink
+            s.recordsMode = true
+            s.records = events
+            s.recordCap = maxEvents
+            s.recordCount = 0
+            s.chunk = d.baseAddress?.assumingMemoryBound(to: UInt8.self)
+            s.chunkLen = d.count
+            s.arenaCount = 0
+            s.held = false
+            s.failure = nil
+            defer { s.records = nil; s.chunk = nil; s.chunkLen = 0 }
+            let c: Int
+            do {
+                c = try h.parser.feed(d.assumingMemoryBound(to: UInt8.self))
+            } catch let e as AFSError {
+                if let f = s.failure { throw f }
+                throw e
+            }
+            result.pointee = afs_multipart_feed_result(consumed: c, event_count: s.recordCount,
+                                                       arena: s.arenaCount > 0 ? UnsafePointer(s.arena) : nil,
+                                                       arena_length: s.arenaCount, more: s.held ? 1 : 0)
         }
     }
 }
@@ -177,7 +340,12 @@ public func afs_multipart_parser_finish(_ p: OpaquePointer?, _ err: UnsafeMutabl
         let h = try unbox(p, MultipartParserHandle.self, "parser")
         try h.call(p!) {
             h.finished = true
-            try h.parser.finish()
+            do {
+                try h.parser.finish()
+            } catch let e as AFSError where h.sink.late {
+                _ = e
+                throw AFSError(.state, "afs_multipart_parser_finish with events pending: call afs_multipart_parser_feed_events with len 0 until result.more is 0 first")
+            }
         }
     }
 }

@@ -52,6 +52,28 @@ public func afs_security_policy_set_time(_ p: OpaquePointer?, _ unixSeconds: Int
     configure(p, SecurityPolicy.self) { $0.time = unixSeconds }
 }
 
+/// The limits a C struct asks for: 0 fields keep the default, values above Int.max mean no
+/// practical limit (the DER depth is still checked against its ceiling).
+func securityLimits(_ limits: UnsafePointer<afs_security_limits>?) throws(AFSError) -> SecurityLimits {
+    var l = SecurityLimits()
+    guard let c = limits?.pointee else { return l }
+    func v(_ x: Int, _ d: Int) -> Int { x == 0 ? d : (x < 0 ? Int.max / 4 : x) }
+    l.maxCertificateBytes = v(c.max_certificate_bytes, l.maxCertificateBytes)
+    l.maxPEMBytes = v(c.max_pem_bytes, l.maxPEMBytes)
+    l.maxDERDepth = v(c.max_der_depth, l.maxDERDepth)
+    l.maxPins = v(c.max_pins, l.maxPins)
+    l.maxChain = v(c.max_chain, l.maxChain)
+    return try l.validated()
+}
+
+@c @implementation
+public func afs_security_policy_set_limits(_ p: OpaquePointer?, _ limits: UnsafePointer<afs_security_limits>?,
+                                          _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
+    configure(p, "policy", err) { (c: inout SecurityPolicy) in
+        c.limits = try securityLimits(limits)
+    }
+}
+
 @c @implementation
 public func afs_security_policy_copy(_ p: OpaquePointer?) -> OpaquePointer? {
     guard let h = peek(p, SecurityPolicyHandle.self) else { return nil }
@@ -66,36 +88,45 @@ public func afs_security_policy_evaluate(_ p: OpaquePointer?, _ chainDer: Unsafe
                                          _ chainLen: UnsafePointer<Int>?, _ count: Int, _ domain: UnsafePointer<CChar>?,
                                          _ chainTrusted: Bool, _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     status(err) {
-        let h = try unbox(p, SecurityPolicyHandle.self, "policy")
+        let policy = try unbox(p, SecurityPolicyHandle.self, "policy").snapshot
+        let limits = policy.limits
         guard count != 0 else { throw AFSError(.invalidArgument, "count is 0 (the leaf certificate is required)") }
-        guard count <= SecurityPolicy.maxChain && count > 0 else {
-            throw AFSError(.invalidArgument, "count \(UInt(bitPattern: count)) is more than the limit of \(SecurityPolicy.maxChain) certificates")
+        guard count <= limits.maxChain && count > 0 else {
+            throw AFSError(.invalidArgument, "count \(UInt(bitPattern: count)) is more than the limit of \(limits.maxChain) certificates")
         }
         let ders = try arrayArg(chainDer, count, "chain_der")
         let lens = try arrayArg(chainLen, count, "chain_len")
         var chain: [[UInt8]] = []
         for i in 0..<count {
             let b = try dataArg(ders[i].map { UnsafeRawPointer($0) }, lens[i], "chain_der[\(i)]", lenName: "chain_len[\(i)]")
-            guard b.count <= Certificate.maxBytes else {
-                throw AFSError(.invalidArgument, "chain[\(i)]: \(b.count) bytes is more than the limit of \(Certificate.maxBytes)")
+            guard b.count <= limits.maxCertificateBytes else {
+                throw AFSError(.invalidArgument, "chain[\(i)]: \(b.count) bytes is more than the limit of \(limits.maxCertificateBytes)")
             }
             try Memory.probe(b.count, "a copy of chain_der[\(i)]")
             chain.append(Array(b))
         }
         let host = try optionalStringArg(domain, "domain")
-        try h.snapshot.evaluate(chain: chain, domain: host, chainTrusted: chainTrusted)
+        try policy.evaluate(chain: chain, domain: host, chainTrusted: chainTrusted)
     }
 }
 
 @c @implementation
 public func afs_certificate_read(_ derOrPem: UnsafePointer<UInt8>?, _ len: Int, _ out: UnsafeMutablePointer<OpaquePointer?>?,
                                  _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
+    afs_certificate_read_with_limits(derOrPem, len, nil, out, err)
+}
+
+@c @implementation
+public func afs_certificate_read_with_limits(_ derOrPem: UnsafePointer<UInt8>?, _ len: Int,
+                                             _ limits: UnsafePointer<afs_security_limits>?,
+                                             _ out: UnsafeMutablePointer<OpaquePointer?>?,
+                                             _ err: UnsafeMutablePointer<afs_error>?) -> afs_status {
     out?.pointee = nil
     return status(err) {
         guard let out = out else { throw AFSError(.invalidArgument, "out is NULL") }
         let b = try dataArg(derOrPem.map { UnsafeRawPointer($0) }, len, "der_or_pem", lenName: "len")
         try Memory.probe(b.count, "a copy of der_or_pem")
-        let list = try Certificate.read(Array(b))
+        let list = try Certificate.read(Array(b), limits: try securityLimits(limits))
         out.pointee = box(ValueHandle(.array(list.map { $0.summary })))
     }
 }

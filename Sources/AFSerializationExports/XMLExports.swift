@@ -6,12 +6,17 @@ import CAFSerialization
 final class CXMLSink: XMLEventSink {
     let h: afs_xml_handler
     let ctx: UnsafeMutableRawPointer?
-    var attrs: [afs_xml_attribute] = []
+    /// The C attributes of the start tag being reported (reused: no allocation per tag once
+    /// it is large enough; the reader's own buffer of as many attributes is checked first).
+    var attrs: UnsafeMutablePointer<afs_xml_attribute>? = nil
+    var attrCapacity = 0
 
     init(_ h: afs_xml_handler?, _ ctx: UnsafeMutableRawPointer?) {
         self.h = h ?? afs_xml_handler()
         self.ctx = ctx
     }
+
+    deinit { attrs?.deallocate() }
 
     @inline(__always) private func cs(_ t: XMLText) -> UnsafePointer<CChar> {
         UnsafeRawPointer(t.start).assumingMemoryBound(to: CChar.self)
@@ -19,11 +24,19 @@ final class CXMLSink: XMLEventSink {
 
     func startElement(qname: XMLText, nsURI: XMLText, localName: XMLText, attributes: UnsafeBufferPointer<XMLAttribute>) -> Bool {
         guard let f = h.start_element else { return true }
-        attrs.removeAll(keepingCapacity: true)
-        for a in attributes where !a.isNamespaceDeclaration {
-            attrs.append(afs_xml_attribute(qname: cs(a.qname), ns_uri: cs(a.nsURI), local_name: cs(a.localName), value: cs(a.value)))
+        if attributes.count > attrCapacity || attrs == nil {
+            attrs?.deallocate()
+            attrCapacity = Swift.max(attributes.count, 2 * attrCapacity, 8)
+            attrs = UnsafeMutablePointer<afs_xml_attribute>.allocate(capacity: attrCapacity)
         }
-        return attrs.withUnsafeBufferPointer { f(ctx, cs(qname), cs(nsURI), cs(localName), $0.baseAddress, $0.count) } == 0
+        var n = 0
+        if let out = attrs {
+            for a in attributes where !a.isNamespaceDeclaration {
+                out[n] = afs_xml_attribute(qname: cs(a.qname), ns_uri: cs(a.nsURI), local_name: cs(a.localName), value: cs(a.value))
+                n += 1
+            }
+        }
+        return f(ctx, cs(qname), cs(nsURI), cs(localName), UnsafePointer(attrs), n) == 0
     }
 
     func endElement(qname: XMLText, nsURI: XMLText, localName: XMLText) -> Bool {

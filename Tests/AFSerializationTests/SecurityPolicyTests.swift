@@ -121,6 +121,57 @@ final class DERAndX509Tests: XCTestCase {
         refused(Array(repeating: 0x30, count: Certificate.maxBytes + 1), "limit")
     }
 
+    /// The limits are settable: lower ones refuse what the defaults accept, higher ones accept
+    /// what the defaults refuse, and the DER depth has a ceiling.
+    func testLimitsAreSettable() throws {
+        let cert = CertBuilder.make(cn: "a.example", dns: ["a.example"], key: 3)
+        var small = SecurityLimits()
+        small.maxCertificateBytes = cert.count - 1
+        XCTAssertThrowsError(try Certificate(der: cert, limits: small)) { e in
+            XCTAssertTrue((e as! AFSError).message.contains("more than the limit of \(cert.count - 1)"))
+        }
+        var shallow = SecurityLimits()
+        shallow.maxDERDepth = 2
+        XCTAssertThrowsError(try Certificate(der: cert, limits: shallow)) { e in
+            XCTAssertTrue((e as! AFSError).message.contains("nested deeper than 2 levels"))
+        }
+        XCTAssertNoThrow(try Certificate(der: cert, limits: SecurityLimits()))
+        // 40 levels: refused by default, read (then refused as a certificate) with 64.
+        var deep: [UInt8] = [0x05, 0x00]
+        for _ in 0..<40 { deep = CertBuilder.tlv(0x30, deep) }
+        var deeper = SecurityLimits()
+        deeper.maxDERDepth = 64
+        XCTAssertThrowsError(try Certificate(der: deep, limits: deeper)) { e in
+            XCTAssertFalse((e as! AFSError).message.contains("nested deeper"), (e as! AFSError).message)
+        }
+        var tooDeep = SecurityLimits()
+        tooDeep.maxDERDepth = DER.depthCeiling + 1
+        XCTAssertThrowsError(try tooDeep.validated())
+        var zero = SecurityLimits()
+        zero.maxPins = 0
+        XCTAssertThrowsError(try zero.validated())
+        // Pins and chains.
+        var p = SecurityPolicy(mode: .certificate)
+        p.limits.maxPins = 1
+        try p.addPinnedCertificate(cert)
+        XCTAssertThrowsError(try p.addPinnedCertificate(CertBuilder.make(cn: "b", key: 4))) { e in
+            XCTAssertEqual((e as! AFSError).status, .limit)
+            XCTAssertTrue((e as! AFSError).message.contains("at most 1 pins"))
+        }
+        p.limits.maxChain = 1
+        XCTAssertThrowsError(try p.evaluate(chain: [cert, cert], domain: nil, chainTrusted: true)) { e in
+            XCTAssertTrue((e as! AFSError).message.contains("more than the limit of 1"))
+        }
+        XCTAssertNoThrow(try p.evaluate(chain: [cert], domain: "a.example", chainTrusted: true))
+        // PEM text size.
+        let pem = Array("-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n".utf8)
+        var tinyPEM = SecurityLimits()
+        tinyPEM.maxPEMBytes = 10
+        XCTAssertThrowsError(try Certificate.read(pem, limits: tinyPEM)) { e in
+            XCTAssertTrue((e as! AFSError).message.contains("PEM: \(pem.count) bytes is more than the limit of 10"))
+        }
+    }
+
     func testSerialZeroAndVersion1AreRead() throws {
         // Real roots (Debian's bundle) have serial 0; v1 certificates have no version field.
         let c = try Certificate(der: CertBuilder.make(cn: "root", key: 1, serial: [0x00]))

@@ -191,6 +191,146 @@ static void test_push(void) {
     afs_multipart_parser_free(NULL);
 }
 
+/* --- records (afs_multipart_parser_feed_events) --- */
+
+/* Replays records as the handler's calls (so that check_body1 applies); 0 on a bad record. */
+static int replay(struct collected *c, const afs_multipart_event *ev, size_t count, const uint8_t *bytes,
+                  const afs_multipart_feed_result *r) {
+    for (size_t i = 0; i < count; i++) {
+        const afs_multipart_event *e = &ev[i];
+        if (e->flags & AFS_MULTIPART_BEGIN) {
+            if (!r->arena || e->head_offset + e->head_length > r->arena_length) return 0;
+            const char *s[2 + 2 * 8];
+            size_t want = 2 + 2 * (size_t)e->header_count, got = 0;
+            if (want > 18) return 0;
+            const char *q = (const char *)r->arena + e->head_offset, *end = q + e->head_length;
+            while (q < end && got < want) { s[got++] = q; q += strlen(q) + 1; }
+            if (got != want || q != end) return 0;
+            if (on_begin(c, (size_t)e->index, e->flags & AFS_MULTIPART_HAS_NAME ? s[0] : NULL,
+                         e->flags & AFS_MULTIPART_HAS_FILENAME ? s[1] : NULL, NULL, NULL, 0) != 0) return 0;
+            if (e->header_count) {
+                size_t k = 2 + 2 * ((size_t)e->header_count - 1);
+                snprintf(c->last_header, sizeof c->last_header, "%s=%s", s[k], s[k + 1]);
+            }
+        }
+        if (e->data_length) {
+            const uint8_t *base = e->flags & AFS_MULTIPART_DATA_IN_ARENA ? r->arena : bytes;
+            if (!base || (size_t)e->index + 1 != (size_t)c->parts) return 0;
+            if (on_data(c, base + e->data_offset, (size_t)e->data_length) != 0) return 0;
+        }
+        if (e->flags & AFS_MULTIPART_END) {
+            if ((size_t)e->index + 1 != (size_t)c->parts) return 0;
+            on_end(c);
+        }
+    }
+    return 1;
+}
+
+/* Feeds `body` in pieces of `split` through feed_events with `max` records; AFS_OK or the status. */
+static afs_status feed_records(afs_multipart_parser *p, const char *body, size_t n, size_t split, size_t max,
+                               struct collected *c, afs_error *err) {
+    afs_multipart_event ev[64];
+    afs_multipart_feed_result r;
+    for (size_t i = 0; i < n; i += split) {
+        size_t k = n - i < split ? n - i : split, off = 0;
+        do {
+            afs_status st = afs_multipart_parser_feed_events(p, (const uint8_t *)body + i + off, k - off, ev, max, &r, err);
+            if (st != AFS_OK) return st;
+            CHECK(r.event_count <= max && r.consumed <= k - off);
+            CHECK(replay(c, ev, r.event_count, (const uint8_t *)body + i + off, &r));
+            off += r.consumed;
+        } while (r.more || off < k);
+    }
+    do {  /* what was held back */
+        afs_status st = afs_multipart_parser_feed_events(p, NULL, 0, ev, max, &r, err);
+        if (st != AFS_OK) return st;
+        CHECK(replay(c, ev, r.event_count, NULL, &r));
+    } while (r.more);
+    return afs_multipart_parser_finish(p, err);
+}
+
+static void test_records(void) {
+    afs_error err;
+    size_t n = sizeof body1 - 1;
+    size_t maxes[] = {1, 2, 64};
+    for (size_t m = 0; m < 3; m++) {
+        for (size_t split = 1; split <= n; split += (split < 20 ? 1 : 37)) {
+            struct collected c;
+            memset(&c, 0, sizeof c);
+            afs_multipart_parser *p = afs_multipart_parser_new("multipart/form-data; boundary=\"XyZ\"", NULL, NULL, NULL, &err);
+            CHECK(p != NULL);
+            if (!p) return;
+            CHECK_STATUS(feed_records(p, body1, n, split, maxes[m], &c, &err), AFS_OK);
+            check_body1(&c);
+            afs_multipart_parser_free(p);
+        }
+    }
+
+    /* decoded data (base64) comes in the arena; a small part is one record */
+    static const char b64[] =
+        "--b\r\nContent-Disposition: form-data; name=\"f\"\r\nContent-Transfer-Encoding: base64\r\n\r\n"
+        "aGVsbG8=\r\n--b\r\nContent-Disposition: form-data; name=\"g\"\r\n\r\nworld\r\n--b--";
+    afs_multipart_event ev[8];
+    afs_multipart_feed_result r;
+    afs_multipart_parser *p = afs_multipart_parser_new("b", NULL, NULL, NULL, &err);
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, (const uint8_t *)b64, sizeof b64 - 1, ev, 8, &r, &err), AFS_OK);
+    CHECK(r.consumed == sizeof b64 - 1 && r.more == 0 && r.event_count == 2);
+    CHECK(ev[0].flags == (AFS_MULTIPART_BEGIN | AFS_MULTIPART_END | AFS_MULTIPART_DATA_IN_ARENA | AFS_MULTIPART_HAS_NAME));
+    CHECK(ev[0].index == 0 && ev[0].header_count == 2 && ev[0].data_length == 5);
+    CHECK(r.arena && memcmp(r.arena + ev[0].data_offset, "hello", 5) == 0);
+    CHECK(r.arena && memcmp(r.arena + ev[0].head_offset, "f\0\0Content-Disposition\0form-data; name=\"f\"\0", 43) == 0);
+    CHECK(ev[1].flags == (AFS_MULTIPART_BEGIN | AFS_MULTIPART_END | AFS_MULTIPART_HAS_NAME) && ev[1].index == 1);
+    CHECK(ev[1].data_length == 5 && memcmp(b64 + ev[1].data_offset, "world", 5) == 0);
+    /* records mode: feed and pending finish are refused */
+    CHECK_STATUS(afs_multipart_parser_feed(p, (const uint8_t *)"x", 1, &err), AFS_E_STATE);
+    CHECK_ERROR(err, AFS_E_STATE, "afs_multipart_parser_feed_events");
+    CHECK_STATUS(afs_multipart_parser_finish(p, &err), AFS_OK);
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, NULL, 0, ev, 8, &r, &err), AFS_E_STATE);
+    afs_multipart_parser_free(p);
+
+    /* limits and errors keep their part index */
+    afs_multipart_limits l = {0};
+    l.max_headers = 1;
+    struct collected c;
+    memset(&c, 0, sizeof c);
+    p = afs_multipart_parser_new("XyZ", &l, NULL, NULL, &err);
+    CHECK_STATUS(feed_records(p, body1, n, 7, 3, &c, &err), AFS_E_LIMIT);
+    CHECK_ERROR(err, AFS_E_LIMIT, "part 1 has more than max_headers (1)");
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, NULL, 0, ev, 8, &r, &err), AFS_E_LIMIT);
+    CHECK(r.event_count == 0 && r.consumed == 0);
+    afs_multipart_parser_free(p);
+
+    /* misuse */
+    p = afs_multipart_parser_new("XyZ", NULL, NULL, NULL, &err);
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, (const uint8_t *)body1, n, NULL, 8, &r, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "events is NULL");
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, (const uint8_t *)body1, n, ev, 0, &r, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "max_events");
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, (const uint8_t *)body1, n, ev, 8, NULL, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "result is NULL");
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, NULL, 3, ev, 8, &r, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_STATUS(afs_multipart_parser_feed_events(NULL, (const uint8_t *)body1, n, ev, 8, &r, &err), AFS_E_INVALID_ARGUMENT);
+    /* pending events at finish: held back by a full record array */
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, (const uint8_t *)body1, n, ev, 1, &r, &err), AFS_OK);
+    CHECK(r.more == 1 && r.event_count == 1 && r.consumed < n);
+    CHECK_STATUS(afs_multipart_parser_finish(p, &err), AFS_E_INVALID_MULTIPART);
+    afs_multipart_parser_free(p);
+    p = afs_multipart_parser_new("XyZ", NULL, NULL, NULL, &err);
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, (const uint8_t *)body1, n, ev, 1, &r, &err), AFS_OK);
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, (const uint8_t *)body1 + r.consumed, n - r.consumed, ev, 8, &r, &err), AFS_OK);
+    CHECK_STATUS(afs_multipart_parser_finish(p, &err), AFS_OK);
+    afs_multipart_parser_free(p);
+    /* held back in the look-ahead (all bytes consumed, more = 1), then finish too early */
+    p = afs_multipart_parser_new("XyZ", NULL, NULL, NULL, &err);
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, (const uint8_t *)"-", 1, ev, 1, &r, &err), AFS_OK);
+    CHECK(r.consumed == 1 && r.more == 0 && r.event_count == 0);
+    CHECK_STATUS(afs_multipart_parser_feed_events(p, (const uint8_t *)"-XyZ\r\n\r\nabc\r\n--XyZ--", 20, ev, 1, &r, &err), AFS_OK);
+    CHECK(r.consumed == 20 && r.more == 1 && r.event_count == 1 && ev[0].flags == AFS_MULTIPART_BEGIN);
+    CHECK_STATUS(afs_multipart_parser_finish(p, &err), AFS_E_STATE);
+    CHECK_ERROR(err, AFS_E_STATE, "events pending");
+    afs_multipart_parser_free(p);
+}
+
 /* --- pull reader --- */
 
 static void test_reader(void) {
@@ -269,6 +409,7 @@ static void test_reader(void) {
 int main(void) {
     test_query();
     test_push();
+    test_records();
     test_reader();
     return check_summary("test_decoders");
 }

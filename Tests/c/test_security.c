@@ -287,6 +287,46 @@ static void test_certificates_and_arguments(void) {
     afs_security_policy_free(p);
 }
 
+/* afs_security_limits: lower and higher limits, the depth ceiling, copies keep them. */
+static void test_limits(void) {
+    afs_error err;
+    afs_security_policy *p = afs_security_policy_new(AFS_PINNING_CERTIFICATE, &err);
+    afs_security_limits lim = {0};
+    lim.max_pins = 1;
+    lim.max_chain = 1;
+    CHECK_STATUS(afs_security_policy_set_limits(p, &lim, &err), AFS_OK);
+    CHECK_STATUS(afs_security_policy_add_pinned_certificate(p, leaf.p, leaf.n, &err), AFS_OK);
+    CHECK_STATUS(afs_security_policy_add_pinned_certificate(p, other.p, other.n, &err), AFS_E_LIMIT);
+    CHECK_ERROR(err, AFS_E_LIMIT, "at most 1 pins");
+    buf two[] = {leaf, intermediate};
+    CHECK_STATUS(eval(p, two, 2, NULL, true, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "more than the limit of 1 certificates");
+    afs_security_policy *c = afs_security_policy_copy(p);
+    CHECK_STATUS(eval(c, two, 2, NULL, true, &err), AFS_E_INVALID_ARGUMENT);
+    afs_security_policy_free(c);
+    lim.max_certificate_bytes = leaf.n - 1;
+    CHECK_STATUS(afs_security_policy_set_limits(p, &lim, &err), AFS_OK);
+    CHECK_STATUS(eval(p, two, 1, NULL, true, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "chain[0]");
+    lim.max_der_depth = 257;
+    CHECK_STATUS(afs_security_policy_set_limits(p, &lim, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "max_der_depth 257");
+    CHECK_STATUS(afs_security_policy_set_limits(p, NULL, &err), AFS_OK);   /* the defaults */
+    CHECK_STATUS(eval(p, two, 2, NULL, true, &err), AFS_OK);
+    CHECK_STATUS(afs_security_policy_set_limits(NULL, &lim, &err), AFS_E_INVALID_ARGUMENT);
+    afs_security_policy_free(p);
+
+    afs_value *list = NULL;
+    afs_security_limits read_lim = {0};
+    read_lim.max_der_depth = 2;
+    CHECK_STATUS(afs_certificate_read_with_limits(leaf.p, leaf.n, &read_lim, &list, &err), AFS_E_INVALID_ARGUMENT);
+    CHECK(list == NULL);
+    CHECK_ERROR(err, AFS_E_INVALID_ARGUMENT, "nested deeper than 2 levels");
+    CHECK_STATUS(afs_certificate_read_with_limits(leaf.p, leaf.n, NULL, &list, &err), AFS_OK);
+    CHECK(afs_value_count(list) == 1);
+    afs_value_free(list);
+}
+
 static afs_security_policy *shared;
 
 static void *worker(void *arg) {
@@ -327,6 +367,7 @@ int main(void) {
     self_signed = make_cert("self", self_names, 1, NULL, 4, "200101000000Z", "20491231235959Z");
     test_rules();
     test_certificates_and_arguments();
+    test_limits();
     test_threads();
     free(leaf.p); free(intermediate.p); free(other.p); free(self_signed.p);
     return check_summary("test_security");

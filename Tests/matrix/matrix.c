@@ -1755,6 +1755,39 @@ static void security(void) {
     afs_security_policy *bad = afs_security_policy_new((afs_pinning_mode)9, e);
     row("mode 9", "afs_security_policy_new", AFS_E_INVALID_ARGUMENT, bad ? AFS_OK : E.code, &E, "made");
     afs_security_policy_free(bad);
+
+    area = "security limits";
+    p = afs_security_policy_new(AFS_PINNING_CERTIFICATE, NULL);
+    afs_security_limits lim = {0};
+    lim.max_der_depth = 257;
+    row("max_der_depth 257", "afs_security_policy_set_limits", AFS_E_INVALID_ARGUMENT,
+        afs_security_policy_set_limits(p, &lim, fresh()), &E, "set");
+    row("limits NULL (the defaults)", "afs_security_policy_set_limits", AFS_OK,
+        afs_security_policy_set_limits(p, NULL, fresh()), &E, "set");
+    row("policy NULL", "afs_security_policy_set_limits", AFS_E_INVALID_ARGUMENT,
+        afs_security_policy_set_limits(NULL, NULL, fresh()), &E, "set");
+    lim.max_der_depth = 0;
+    lim.max_pins = 1;
+    lim.max_chain = 1;
+    afs_security_policy_set_limits(p, &lim, NULL);
+    afs_security_policy_add_pinned_certificate(p, matrix_cert, n, NULL);
+    row("a second pin with max_pins 1", "afs_security_policy_add_pinned_public_key_sha256", AFS_E_LIMIT,
+        afs_security_policy_add_pinned_public_key_sha256(p, "sha256//AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=", fresh()), &E, "pinned");
+    der[1] = matrix_cert;
+    len[1] = n;
+    eval_row(p, der, len, 2, NULL, true, "2 certificates with max_chain 1", AFS_E_INVALID_ARGUMENT);
+    afs_security_policy_free(p);
+    afs_value *out = NULL;
+    lim = (afs_security_limits){0};
+    lim.max_certificate_bytes = n - 1;
+    row("a certificate one byte above max_certificate_bytes", "afs_certificate_read_with_limits", AFS_E_INVALID_ARGUMENT,
+        afs_certificate_read_with_limits(matrix_cert, n, &lim, &out, fresh()), &E, "read");
+    afs_value_free(out);
+    lim = (afs_security_limits){0};
+    lim.max_der_depth = 3;
+    row("a certificate deeper than max_der_depth 3", "afs_certificate_read_with_limits", AFS_E_INVALID_ARGUMENT,
+        afs_certificate_read_with_limits(matrix_cert, n, &lim, &out, fresh()), &E, "read");
+    afs_value_free(out);
 }
 
 /* ---- decoders (issue 26): query/form parsing limits and escapes, multipart limits and framing */
@@ -1768,6 +1801,8 @@ static afs_status feed_all(const char *ct, const afs_multipart_limits *l, const 
     return st;
 }
 
+static size_t n_records_scratch;
+
 static char *repeat(const char *head, const char *unit, size_t times, const char *tail, size_t *len) {
     size_t hu = strlen(head), uu = strlen(unit), tu = strlen(tail);
     char *b = malloc(hu + uu * times + tu + 1);
@@ -1776,6 +1811,58 @@ static char *repeat(const char *head, const char *unit, size_t times, const char
     memcpy(b + hu + uu * times, tail, tu + 1);
     *len = hu + uu * times + tu;
     return b;
+}
+
+/* ---- multipart records (afs_multipart_parser_feed_events) ---------------------------------- */
+
+static afs_status feed_records_all(const char *ct, const afs_multipart_limits *l, const char *body, size_t n) {
+    afs_multipart_event ev[16];
+    afs_multipart_feed_result r;
+    afs_multipart_parser *p = afs_multipart_parser_new(ct, l, NULL, NULL, fresh());
+    if (!p) return E.code;
+    size_t off = 0;
+    afs_status st;
+    do {
+        st = afs_multipart_parser_feed_events(p, (const uint8_t *)body + off, n - off, ev, 16, &r, fresh());
+        off += r.consumed;
+    } while (st == AFS_OK && (r.more || off < n));
+    if (st == AFS_OK) st = afs_multipart_parser_finish(p, fresh());
+    afs_multipart_parser_free(p);
+    return st;
+}
+
+static void multipart_records(void) {
+    area = "decoders";
+    const char *ct = "multipart/form-data; boundary=b";
+    char *b = repeat("", "--b\r\n\r\nx\r\n", 1001, "--b--\r\n", &n_records_scratch);
+    row("1001 parts, fed as records (default max_parts 1000)", "afs_multipart_parser_feed_events", AFS_E_LIMIT,
+        feed_records_all(ct, NULL, b, n_records_scratch), &E, NULL);
+    free(b);
+    b = repeat("--b\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\n", "z", (1u << 20) + 1, "\r\n--b--", &n_records_scratch);
+    row("a 1 MiB + 1 field without filename, fed as records (default max_field_bytes)", "afs_multipart_parser_feed_events", AFS_E_LIMIT,
+        feed_records_all(ct, NULL, b, n_records_scratch), &E, NULL);
+    free(b);
+    row("a header line without a colon, fed as records", "afs_multipart_parser_feed_events", AFS_E_INVALID_MULTIPART,
+        feed_records_all(ct, NULL, "--b\r\nnocolon\r\n\r\n--b--", 22), &E, NULL);
+    row("a body that ends before its closing boundary, fed as records", "afs_multipart_parser_finish", AFS_E_INVALID_MULTIPART,
+        feed_records_all(ct, NULL, "--b\r\n\r\nxyz", 11), &E, NULL);
+    afs_multipart_event ev[4];
+    afs_multipart_feed_result r;
+    afs_multipart_parser *p = afs_multipart_parser_new(ct, NULL, NULL, NULL, fresh());
+    row("NULL events array", "afs_multipart_parser_feed_events", AFS_E_INVALID_ARGUMENT,
+        afs_multipart_parser_feed_events(p, (const uint8_t *)"--b", 3, NULL, 4, &r, fresh()), &E, NULL);
+    row("max_events 0", "afs_multipart_parser_feed_events", AFS_E_INVALID_ARGUMENT,
+        afs_multipart_parser_feed_events(p, (const uint8_t *)"--b", 3, ev, 0, &r, fresh()), &E, NULL);
+    row("NULL result", "afs_multipart_parser_feed_events", AFS_E_INVALID_ARGUMENT,
+        afs_multipart_parser_feed_events(p, (const uint8_t *)"--b", 3, ev, 4, NULL, fresh()), &E, NULL);
+    row("NULL bytes with length 3", "afs_multipart_parser_feed_events", AFS_E_INVALID_ARGUMENT,
+        afs_multipart_parser_feed_events(p, NULL, 3, ev, 4, &r, fresh()), &E, NULL);
+    afs_multipart_parser_feed_events(p, (const uint8_t *)"--b\r\n\r\n", 7, ev, 4, &r, fresh());
+    row("afs_multipart_parser_feed on a parser fed as records", "afs_multipart_parser_feed", AFS_E_STATE,
+        afs_multipart_parser_feed(p, (const uint8_t *)"x", 1, fresh()), &E, NULL);
+    afs_multipart_parser_free(p);
+    row("a NULL parser", "afs_multipart_parser_feed_events", AFS_E_INVALID_ARGUMENT,
+        afs_multipart_parser_feed_events(NULL, (const uint8_t *)"--b", 3, ev, 4, &r, fresh()), &E, NULL);
 }
 
 static void decoders(void) {
@@ -2044,6 +2131,7 @@ int main(int argc, char **argv) {
     body_transforms();
     decoders();
     issue23();
+    multipart_records();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "matrix: could not remove %s\n", tmp);

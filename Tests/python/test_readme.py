@@ -138,3 +138,19 @@ def test_install_deps_lists_what_it_installs():
     assert kinds == {"debian", "pypi"}
     names = {line.split()[1] for line in out.stdout.splitlines()}
     assert {"valgrind", "libzstd-dev", "pytest", "httpie", "httpx", "aiohttp"} <= names
+
+
+def test_code_blocks_are_closed_and_python_ones_compile():
+    """Every Markdown file's fences pair up (an unclosed one swallows the rest of the page),
+    and every ```python block of the README is valid Python (top-level await allowed)."""
+    import ast
+    docs = [REPO / "README.md"] + sorted((REPO / "docs").glob("*.md"))
+    for path in docs:
+        fences = [i for i, line in enumerate(path.read_text().splitlines(), 1)
+                  if line.lstrip().startswith("```")]
+        assert len(fences) % 2 == 0, f"{path.name}: an unclosed code fence (fences at lines {fences})"
+    for i, code in enumerate(blocks(README, "python")):
+        try:
+            compile(code, f"README python block {i + 1}", "exec", flags=ast.PyCF_ALLOW_TOP_LEVEL_AWAIT)
+        except SyntaxError as e:
+            raise AssertionError(f"README python block {i + 1} ({code.splitlines()[0]!r}): {e}") from None

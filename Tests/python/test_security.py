@@ -540,6 +540,28 @@ def test_pins_and_arguments(pki: PKI) -> None:
     copy.evaluate([pki.leaf.der], None, True)
 
 
+def test_limits(pki: PKI) -> None:
+    policy = SecurityPolicy(PinningMode.CERTIFICATE, pinned_certificates=[pki.leaf.der],
+                            limits={"max_pins": 1, "max_chain": 1})
+    assert policy.limits == {"max_pins": 1, "max_chain": 1}
+    with pytest.raises(afs.LimitError, match="at most 1 pins"):
+        policy.add_pinned_certificate(pki.other.der)
+    with pytest.raises(InvalidArgumentError, match="more than the limit of 1 certificates"):
+        policy.evaluate([pki.leaf.der, pki.other.der], None, True)
+    assert policy.copy().limits == policy.limits
+    with pytest.raises(InvalidArgumentError, match="nested deeper than 2 levels"):
+        read_certificates(pki.leaf.der, max_der_depth=2)
+    with pytest.raises(InvalidArgumentError, match="more than the limit of 10"):
+        read_certificates(pki.leaf.pem, max_pem_bytes=10)
+    assert read_certificates(pki.leaf.der, max_der_depth=64)[0] == read_certificates(pki.leaf.der)[0]
+    with pytest.raises(InvalidArgumentError, match="max_der_depth 300"):
+        read_certificates(pki.leaf.der, max_der_depth=300)
+    with pytest.raises(TypeError, match="unknown limit"):
+        SecurityPolicy(limits={"max_pinz": 1})
+    with pytest.raises(ValueError, match="at least 1"):
+        read_certificates(pki.leaf.der, max_pins=0)
+
+
 def test_time_bounds_a_pinned_untrusted_leaf(pki: PKI) -> None:
     leaf = read_certificates(pki.self_signed.der)[0]
     for t, ok in ((leaf["not_before"] - 1, False), (leaf["not_before"], True),

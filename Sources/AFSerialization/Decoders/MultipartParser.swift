@@ -48,11 +48,49 @@ public struct MultipartPartHead: Sendable, Equatable {
 
 public enum MultipartFlow: Sendable { case proceed, pause, stop }
 
-/// What the parser calls. `partData` gets decoded bytes, never empty.
+/// A part's head as the parser holds it, borrowed for one `partBegin(raw:)` call: every
+/// string is in `bytes` at an offset, followed by a NUL (header lines and decoded names
+/// cannot contain NUL), so a C caller gets pointers without a copy.
+public struct MultipartRawHead {
+    public let index: Int
+    /// The parser's header arena (valid for the call only).
+    public let bytes: UnsafePointer<UInt8>
+    /// Four per header: name offset, name length, value offset, value length.
+    public let fields: UnsafeBufferPointer<Int>
+    /// Offset and length of the decoded name / filename; offset -1 when absent.
+    public let nameOffset: Int, nameLength: Int
+    public let filenameOffset: Int, filenameLength: Int
+
+    public var headerCount: Int { fields.count / 4 }
+
+    /// The head as owned arrays (what `partBegin(_:)` gets).
+    public func makeHead() -> MultipartPartHead {
+        func bytesAt(_ o: Int, _ n: Int) -> [UInt8] { Array(UnsafeBufferPointer(start: bytes + o, count: n)) }
+        var names: [[UInt8]] = [], values: [[UInt8]] = []
+        names.reserveCapacity(headerCount)
+        values.reserveCapacity(headerCount)
+        for i in 0..<headerCount {
+            names.append(bytesAt(fields[4 * i], fields[4 * i + 1]))
+            values.append(bytesAt(fields[4 * i + 2], fields[4 * i + 3]))
+        }
+        return MultipartPartHead(index: index, name: nameOffset < 0 ? nil : bytesAt(nameOffset, nameLength),
+                                 filename: filenameOffset < 0 ? nil : bytesAt(filenameOffset, filenameLength),
+                                 headerNames: names, headerValues: values)
+    }
+}
+
+/// What the parser calls. `partData` gets decoded bytes, never empty. A sink that wants
+/// no per-part allocation implements `partBegin(raw:)`; by default it builds the owned
+/// head and calls `partBegin(_:)`.
 public protocol MultipartSink: AnyObject {
     func partBegin(_ head: MultipartPartHead) -> MultipartFlow
+    func partBegin(raw: MultipartRawHead) -> MultipartFlow
     func partData(_ bytes: UnsafeBufferPointer<UInt8>) -> MultipartFlow
     func partEnd() -> MultipartFlow
+}
+
+extension MultipartSink {
+    public func partBegin(raw: MultipartRawHead) -> MultipartFlow { partBegin(raw.makeHead()) }
 }
 
 func asciiCaseEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
@@ -81,6 +119,20 @@ struct CarryBuffer: ~Copyable {
         count += n
     }
 
+    mutating func reserve(_ n: Int) throws(AFSError) {
+        if n <= capacity { return }
+        let c = Swift.max(n, capacity * 2, 256)
+        guard let q = afsRealloc(base, c) else { throw AFSError.noMemory("a multipart parser's buffer", bytes: c) }
+        base = q.assumingMemoryBound(to: UInt8.self)
+        capacity = c
+    }
+
+    mutating func append(byte c: UInt8) throws(AFSError) {
+        if count == capacity { try reserve(count + 1) }
+        base![count] = c
+        count += 1
+    }
+
     mutating func removeFirst(_ n: Int) {
         if n == 0 { return }
         if n >= count { count = 0; return }
@@ -89,10 +141,43 @@ struct CarryBuffer: ~Copyable {
     }
 }
 
+/// A malloc'd table of Ints (a part's header offsets), reused; failure is `.noMemory`.
+struct IntTable: ~Copyable {
+    var base: UnsafeMutablePointer<Int>?
+    var count = 0
+    var capacity = 0
+    init() {}
+    deinit { free(base) }
+
+    subscript(i: Int) -> Int {
+        @inline(__always) get { base![i] }
+        @inline(__always) set { base![i] = newValue }
+    }
+
+    mutating func append4(_ a: Int, _ b: Int, _ c: Int, _ d: Int) throws(AFSError) {
+        if count + 4 > capacity {
+            let c2 = Swift.max(capacity * 2, 32)
+            guard let q = afsRealloc(base, c2 * MemoryLayout<Int>.stride) else {
+                throw AFSError.noMemory("a multipart part's header table", bytes: c2 * MemoryLayout<Int>.stride)
+            }
+            base = q.assumingMemoryBound(to: Int.self)
+            capacity = c2
+        }
+        let p = base! + count
+        p[0] = a; p[1] = b; p[2] = c; p[3] = d
+        count += 4
+    }
+}
+
 public final class MultipartParser {
     public let boundary: [UInt8]
     public let limits: MultipartLimits
-    public weak var sink: MultipartSink?
+    /// Held strongly (a weak reference would put the sink's reference counts in a side
+    /// table, slow on every event): a sink that owns its parser sets this to a small object
+    /// of its own, not to itself, to avoid a cycle.
+    public var sink: MultipartSink? { didSet { fastSink = sink } }
+    /// `sink` without reference counting per event (`sink` keeps it alive).
+    private unowned(unsafe) var fastSink: MultipartSink?
 
     enum Phase { case preamble, boundaryLine, headers, body, epilogue }
     enum Coding { case identity, base64, quotedPrintable }
@@ -120,9 +205,21 @@ public final class MultipartParser {
     // Headers and the current part
     private var partIndex = 0
     private var headerBytes = 0
-    private var names: [[UInt8]] = []
-    private var values: [[UInt8]] = []
-    private var head: MultipartPartHead?
+    /// The current part's header block: each header name and (trimmed) value, then the
+    /// decoded name and filename, each followed by a NUL; reused from part to part (at most
+    /// max_header_bytes plus NULs plus the decoded name and filename).
+    private var hbuf = CarryBuffer()
+    /// Four per header: name offset, name length, value offset, value length (in `hbuf`).
+    private var hfields = IntTable()
+    /// `--boundary` at 0, the delimiter at 80 (boundaries have at most 70 bytes): the hot
+    /// loops compare with these instead of the arrays.
+    private let marks: UnsafeMutablePointer<UInt8>
+    private var delimiterCount: Int
+    private let dashCount: Int
+    private var nameOff = -1, nameLen = 0, fileOff = -1, fileLen = 0
+    /// The Content-Disposition value being parsed (a copy, as `hbuf` grows meanwhile).
+    private var scratch = CarryBuffer()
+    private var hasFilename = false
     private var coding = Coding.identity
     private var bodyRaw: UInt64 = 0
     private var fieldBytes: UInt64 = 0
@@ -137,7 +234,17 @@ public final class MultipartParser {
         self.limits = limits
         dashBoundary = Array("--".utf8) + boundary
         delimiter = Array("\r\n--".utf8) + boundary
+        guard let m = afsMalloc(160) else { throw AFSError.noMemory("a multipart parser", bytes: 160) }
+        let mk = m.assumingMemoryBound(to: UInt8.self)
+        let dash = dashBoundary, delim = delimiter
+        dash.withUnsafeBufferPointer { mk.update(from: $0.baseAddress!, count: $0.count) }
+        delim.withUnsafeBufferPointer { (mk + 80).update(from: $0.baseAddress!, count: $0.count) }
+        marks = mk
+        delimiterCount = delim.count
+        dashCount = dash.count
     }
+
+    deinit { free(marks) }
 
     /// True once the closing boundary was read.
     public var isDone: Bool { phase == .epilogue }
@@ -288,7 +395,7 @@ public final class MultipartParser {
             case .preamble:
                 guard let hit = findLineStart(p, from: pos, n) else {
                     // Keep what could be the start of a boundary.
-                    let keep = Swift.min(n - pos, dashBoundary.count)
+                    let keep = Swift.min(n - pos, dashCount)
                     if n - keep > pos { lastByte = p[n - keep - 1] }
                     return n - keep
                 }
@@ -297,7 +404,7 @@ public final class MultipartParser {
                     if k > 0 { lastByte = p[k - 1] }
                     return k
                 }
-                pos = hit + dashBoundary.count
+                pos = hit + dashCount
                 phase = .boundaryLine
                 padding = 0
                 sawCR = false
@@ -356,7 +463,7 @@ public final class MultipartParser {
     /// end a boundary; `-(k + 1)` when more bytes are needed from position k; nil when none.
     private func findLineStart(_ p: UnsafePointer<UInt8>, from: Int, _ n: Int) -> Int? {
         var s = from
-        let dl = dashBoundary.count
+        let dl = dashCount
         while s < n {
             guard let h = memchr(p + s, Int32(UInt8(ascii: "-")), n - s) else { return nil }
             let i = UnsafePointer<UInt8>(h.assumingMemoryBound(to: UInt8.self)) - p
@@ -364,7 +471,7 @@ public final class MultipartParser {
             if before == 10 {
                 let avail = n - i
                 let m = Swift.min(avail, dl)
-                let same = dashBoundary.withUnsafeBufferPointer { memcmp(p + i, $0.baseAddress!, m) == 0 }
+                let same = memcmp(p + i, marks, m) == 0
                 if same {
                     if avail <= dl { return -(i + 1) }
                     let c = p[i + dl]
@@ -379,22 +486,30 @@ public final class MultipartParser {
     private func endBoundaryLine(lf: Bool) throws {
         if firstLine {
             firstLine = false
-            if lf { delimiter = Array("\n--".utf8) + boundary }
+            if lf {
+                delimiter = Array("\n--".utf8) + boundary
+                delimiter.withUnsafeBufferPointer { (marks + 80).update(from: $0.baseAddress!, count: $0.count) }
+                delimiterCount = delimiter.count
+            }
         }
         if partIndex >= limits.maxParts {
             throw AFSError(.limit, "the multipart body has more than max_parts (\(limits.maxParts)) parts (part \(partIndex))")
         }
         phase = .headers
         headerBytes = 0
-        names.removeAll(keepingCapacity: true)
-        values.removeAll(keepingCapacity: true)
+        hbuf.count = 0
+        hfields.count = 0
         sawCR = false
         padding = 0
     }
 
-    private static let tokenTable: [Bool] = (0..<256).map { c in
-        if c < 0x21 || c > 0x7E { return false }
-        return !"()<>@,;:\\\"/[]?={}".utf8.contains(UInt8(c))
+    /// RFC 7230 token characters: visible ASCII except `()<>@,;:\"/[]?={}` (two 64-bit
+    /// masks, no table behind a lazy global).
+    @inline(__always)
+    static func isToken(_ c: UInt8) -> Bool {
+        if c < 64 { return (0x03FF_6CFA_0000_0000 as UInt64) >> UInt64(c) & 1 != 0 }
+        if c < 128 { return (0x57FF_FFFF_C7FF_FFFE as UInt64) >> UInt64(c - 64) & 1 != 0 }
+        return false
     }
 
     /// The line and header-block limits for a line of which `lineBytes` are known: the limit
@@ -423,27 +538,38 @@ public final class MultipartParser {
             throw invalid("a header line of part \(partIndex) contains \(l[i] == 0 ? "NUL" : "a bare CR")", pos + i)
         }
         if l[0] == 32 || l[0] == 9 {  // obsolete line folding: continues the previous value
-            guard !values.isEmpty else { throw invalid("the first header line of part \(partIndex) starts with white space", pos) }
+            guard hfields.count > 0 else { throw invalid("the first header line of part \(partIndex) starts with white space", pos) }
             let v = trim(UnsafeBufferPointer(start: l, count: len))
             if !v.isEmpty {
-                if !values[values.count - 1].isEmpty { values[values.count - 1].append(32) }
-                values[values.count - 1].append(contentsOf: v)
+                // The last value ends the block, before its NUL: extend it in place.
+                let last = hfields.count - 1
+                hbuf.count -= 1
+                if hfields[last] > 0 { try hbuf.append(byte: 32); hfields[last] += 1 }
+                try hbuf.append(v.base.baseAddress! + v.startIndex, v.count)
+                hfields[last] += v.count
+                try hbuf.append(byte: 0)
             }
             return
         }
         var colon = -1
         for i in 0..<len {
             if l[i] == UInt8(ascii: ":") { colon = i; break }
-            if !MultipartParser.tokenTable[Int(l[i])] {
+            if !MultipartParser.isToken(l[i]) {
                 throw invalid("a header name of part \(partIndex) has \(byteName(l[i])) (header names are tokens followed by \":\")", pos + i)
             }
         }
         guard colon > 0 else { throw invalid("a header line of part \(partIndex) has no name and colon", pos) }
-        if names.count >= limits.maxHeaders {
+        if hfields.count / 4 >= limits.maxHeaders {
             throw AFSError(.limit, "part \(partIndex) has more than max_headers (\(limits.maxHeaders)) headers")
         }
-        names.append(Array(UnsafeBufferPointer(start: l, count: colon)))
-        values.append(Array(trim(UnsafeBufferPointer(start: l + colon + 1, count: len - colon - 1))))
+        let v = trim(UnsafeBufferPointer(start: l + colon + 1, count: len - colon - 1))
+        let at = hbuf.count
+        try hbuf.reserve(at + colon + v.count + 2)
+        try hbuf.append(l, colon)
+        try hbuf.append(byte: 0)
+        if !v.isEmpty { try hbuf.append(v.base.baseAddress! + v.startIndex, v.count) }
+        try hbuf.append(byte: 0)
+        try hfields.append4(at, colon, at + colon + 1, v.count)
     }
 
     private func trim(_ b: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>> {
@@ -453,34 +579,162 @@ public final class MultipartParser {
         return b[s..<e]
     }
 
+    /// The index of the first header called `want` (lowercase ASCII), nil when none.
+    private func headerIndex(_ want: StaticString) -> Int? {
+        guard let b = hbuf.base else { return nil }
+        let n = want.utf8CodeUnitCount
+        var k = 0
+        while k < hfields.count {
+            if hfields[k + 1] == n && MultipartParser.caseEqual(b + hfields[k], want) { return k / 4 }
+            k += 4
+        }
+        return nil
+    }
+
+    /// The `want.count` bytes at `p` equal `want` (lowercase ASCII letters) ignoring case.
+    @inline(__always)
+    static func caseEqual(_ p: UnsafePointer<UInt8>, _ want: StaticString) -> Bool {
+        let w = want.utf8Start
+        for i in 0..<want.utf8CodeUnitCount where p[i] | 0x20 != w[i] | 0x20 { return false }
+        return true
+    }
+
+    /// The name and filename of the Content-Disposition value at `vOff` in `hbuf`, decoded
+    /// into `hbuf` (as `ContentDisposition` reads them: quoted-pairs, the HTML5 escapes,
+    /// `filename*` over `filename`), without an allocation per part.
+    private func parseDisposition(_ vOff: Int, _ vLen: Int) throws {
+        scratch.count = 0
+        try scratch.reserve(vLen + 1)
+        if vLen > 0 { try scratch.append(hbuf.base! + vOff, vLen) }
+        let b = scratch.base!
+        let n = vLen
+        var extended: [UInt8]?
+        var sawExtended = false
+        var i = 0
+        while i < n && b[i] != UInt8(ascii: ";") { i += 1 }
+        while i < n {
+            i += 1  // past `;`
+            while i < n && (b[i] == 32 || b[i] == 9) { i += 1 }
+            let ns = i
+            while i < n && b[i] != UInt8(ascii: "=") && b[i] != UInt8(ascii: ";") { i += 1 }
+            var ne = i
+            while ne > ns && (b[ne - 1] == 32 || b[ne - 1] == 9) { ne -= 1 }
+            guard i < n && b[i] == UInt8(ascii: "=") else { continue }
+            i += 1
+            while i < n && (b[i] == 32 || b[i] == 9) { i += 1 }
+            // 1 name, 2 filename, 3 filename*, 0 another parameter
+            let nl = ne - ns
+            let which = nl == 4 && MultipartParser.caseEqual(b + ns, "name") ? 1
+                : nl == 8 && MultipartParser.caseEqual(b + ns, "filename") ? 2
+                : nl == 9 && MultipartParser.caseEqual(b + ns, "filename*") ? 3 : 0
+            let start = hbuf.count
+            if i < n && b[i] == UInt8(ascii: "\"") {
+                i += 1
+                let vs = i
+                while i < n && b[i] != UInt8(ascii: "\"") {
+                    if b[i] == UInt8(ascii: "\\") && i + 1 < n { i += 1 }
+                    i += 1
+                }
+                if which != 0 {
+                    try hbuf.reserve(start + (i - vs) + 1)
+                    var k = vs
+                    while k < i {
+                        if b[k] == UInt8(ascii: "\\") && k + 1 < n { k += 1 }
+                        hbuf.base![hbuf.count] = b[k]
+                        hbuf.count += 1
+                        k += 1
+                    }
+                }
+                i += 1
+                while i < n && b[i] != UInt8(ascii: ";") { i += 1 }
+            } else {
+                let vs = i
+                while i < n && b[i] != UInt8(ascii: ";") { i += 1 }
+                var ve = i
+                while ve > vs && (b[ve - 1] == 32 || b[ve - 1] == 9) { ve -= 1 }
+                if which != 0 { try hbuf.reserve(start + (ve - vs) + 1); try hbuf.append(b + vs, ve - vs) }
+            }
+            switch which {
+            case 1, 2:
+                let len = MultipartParser.unescapeHTML5(hbuf.base! + start, hbuf.count - start)
+                hbuf.count = start + len
+                try hbuf.append(byte: 0)
+                if which == 1 { nameOff = start; nameLen = len } else { fileOff = start; fileLen = len }
+            case 3:
+                let raw = Array(UnsafeBufferPointer(start: hbuf.base! + start, count: hbuf.count - start))
+                hbuf.count = start
+                extended = ContentDisposition.extendedValue(raw)
+                sawExtended = true
+            default:
+                break
+            }
+        }
+        if sawExtended, let e = extended {
+            let start = hbuf.count
+            try hbuf.reserve(start + e.count + 1)
+            e.withUnsafeBufferPointer { if let a = $0.baseAddress { (hbuf.base! + start).update(from: a, count: e.count) } }
+            hbuf.count += e.count
+            try hbuf.append(byte: 0)
+            fileOff = start
+            fileLen = e.count
+        }
+    }
+
+    /// `ContentDisposition.unescapeHTML5` in place; returns the new length.
+    static func unescapeHTML5(_ v: UnsafeMutablePointer<UInt8>, _ n: Int) -> Int {
+        var r = 0, w = 0
+        while r < n {
+            if v[r] == UInt8(ascii: "%") && r + 2 < n {
+                if v[r + 1] == UInt8(ascii: "2") && v[r + 2] == UInt8(ascii: "2") { v[w] = UInt8(ascii: "\""); w += 1; r += 3; continue }
+                if v[r + 1] == UInt8(ascii: "0") {
+                    let c = v[r + 2] | 0x20
+                    if c == UInt8(ascii: "d") { v[w] = 13; w += 1; r += 3; continue }
+                    if c == UInt8(ascii: "a") { v[w] = 10; w += 1; r += 3; continue }
+                }
+            }
+            v[w] = v[r]
+            w += 1
+            r += 1
+        }
+        return w
+    }
+
     private func beginPart() throws {
-        var h = MultipartPartHead(index: partIndex, name: nil, filename: nil, headerNames: names, headerValues: values)
-        if let cd = h.header(bytes: Names.contentDisposition) {
-            let d = ContentDisposition(cd)
-            h.name = d.name
-            h.filename = d.filename
-        }
+        nameOff = -1; nameLen = 0; fileOff = -1; fileLen = 0
+        try hbuf.reserve(16)
+        if let k = headerIndex("content-disposition") { try parseDisposition(hfields[4 * k + 2], hfields[4 * k + 3]) }
         coding = .identity
-        if let cte = h.header(bytes: Names.contentTransferEncoding) {
-            if asciiCaseEqual(cte, Names.base64) { coding = .base64 } else if asciiCaseEqual(cte, Names.quotedPrintable) { coding = .quotedPrintable }
+        if let k = headerIndex("content-transfer-encoding") {
+            let o = hfields[4 * k + 2], l = hfields[4 * k + 3]
+            if l == 6 && MultipartParser.caseEqual(hbuf.base! + o, "base64") {
+                coding = .base64
+            } else if l == 16 && MultipartParser.caseEqual(hbuf.base! + o, "quoted-printable") {
+                coding = .quotedPrintable
+            }
         }
-        head = h
+        hasFilename = fileOff >= 0
         bodyRaw = 0
         fieldBytes = 0
         quantum.removeAll(keepingCapacity: true)
         phase = .body
-        if let s = sink { try deliver(s.partBegin(h), "the beginning") } else { events += 1 }
+        if let s = fastSink {
+            let f = UnsafeBufferPointer(start: hfields.base, count: hfields.count)
+            let flow = s.partBegin(raw: MultipartRawHead(index: partIndex, bytes: UnsafePointer(hbuf.base!), fields: f, nameOffset: nameOff,
+                                                         nameLength: nameLen, filenameOffset: fileOff, filenameLength: fileLen))
+            try deliver(flow, "the beginning")
+        } else { events += 1 }
     }
 
     /// Body bytes from `pos`: returns the next position, or `-(k + 1)` to stop at k.
     private func bodyStep(_ p: UnsafePointer<UInt8>, _ pos: Int, _ n: Int) throws -> Int {
-        let d0 = Int32(delimiter[0])
-        let dl = delimiter.count
+        let dp = UnsafePointer(marks + 80)
+        let d0 = Int32(dp[0])
+        let dl = delimiterCount
         // An empty body written without its line break: `--boundary` right after the headers.
         if bodyRaw == 0 {
-            let bl = dashBoundary.count
+            let bl = dashCount
             let m = Swift.min(n - pos, bl)
-            if dashBoundary.withUnsafeBufferPointer({ memcmp(p + pos, $0.baseAddress!, m) == 0 }) {
+            if memcmp(p + pos, marks, m) == 0 {
                 if n - pos < bl + 2 { return -(pos + 1) }
                 if isDelimiterEnd(p + pos + bl) {
                     try endPart(at: pos)
@@ -489,7 +743,7 @@ public final class MultipartParser {
             }
         }
         var s = pos
-        let v0 = Wide.splat(delimiter[0]), v1 = Wide.splat(delimiter[1]), v2 = Wide.splat(delimiter[2]), v3 = Wide.splat(delimiter[3])
+        let v0 = Wide.splat(dp[0]), v1 = Wide.splat(dp[1]), v2 = Wide.splat(dp[2]), v3 = Wide.splat(dp[3])
         while true {
             // 32 bytes a step: lanes where the delimiter's first 4 bytes start (CR LF - -, or
             // LF - - and the boundary's first byte); on random data almost never one.
@@ -514,7 +768,7 @@ public final class MultipartParser {
             let i = found
             let avail = n - i
             let m = Swift.min(avail, dl)
-            let same = delimiter.withUnsafeBufferPointer { memcmp(p + i, $0.baseAddress!, m) == 0 }
+            let same = memcmp(p + i, dp, m) == 0
             if !same { s = i + 1; continue }
             if avail < dl + 2 {
                 try emit(p + pos, i - pos)
@@ -550,8 +804,7 @@ public final class MultipartParser {
         sawCR = false
         let index = partIndex
         partIndex += 1
-        head = nil
-        if let s = sink {
+        if let s = fastSink {
             events += 1
             switch s.partEnd() {
             case .proceed: break
@@ -595,21 +848,21 @@ public final class MultipartParser {
 
     private func send(_ b: UnsafeBufferPointer<UInt8>) throws {
         if b.isEmpty { return }
-        if head?.filename == nil {
+        if !hasFilename {
             fieldBytes += UInt64(b.count)
             if fieldBytes > limits.maxFieldBytes {
-                let name = head?.name.map { " (\"\(String(decoding: $0.prefix(64), as: UTF8.self))\")" } ?? ""
+                let name = nameOff < 0 ? "" : " (\"\(String(decoding: UnsafeBufferPointer(start: hbuf.base! + nameOff, count: Swift.min(nameLen, 64)), as: UTF8.self))\")"
                 throw AFSError(.limit, "part \(partIndex)\(name) has no filename and is larger than max_field_bytes (\(limits.maxFieldBytes))")
             }
         }
-        if let s = sink { try deliver(s.partData(b), "the data") }
+        if let s = fastSink { try deliver(s.partData(b), "the data") }
     }
 
     /// A field's limit is reached at the encoded byte whose decoding passes it, whatever the
     /// split of the input: decoded bytes go out (and the limit error with them) as soon as
     /// they pass it, before a later byte of the same feed can fail otherwise.
     private func sendIfOverLimit() throws {
-        if head?.filename == nil && fieldBytes + UInt64(decoded.count) > limits.maxFieldBytes {
+        if !hasFilename && fieldBytes + UInt64(decoded.count) > limits.maxFieldBytes {
             try sendDecoded()
         }
     }

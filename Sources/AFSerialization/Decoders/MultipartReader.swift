@@ -7,6 +7,15 @@
 // for the boundary search, so `writePart(to:)` writes them from the read buffer with
 // write(2): splice/copy_file_range would move bytes before they were searched.
 
+/// The reader's sink: the parser holds its sink strongly, and the reader owns the parser.
+private final class ReaderSink: MultipartSink {
+    unowned let reader: MultipartReader
+    init(_ r: MultipartReader) { reader = r }
+    func partBegin(_ head: MultipartPartHead) -> MultipartFlow { reader.partBegin(head) }
+    func partData(_ bytes: UnsafeBufferPointer<UInt8>) -> MultipartFlow { reader.partData(bytes) }
+    func partEnd() -> MultipartFlow { reader.partEnd() }
+}
+
 public final class MultipartReader: MultipartSink {
     public let fd: Int32
     public static let bufferSize = 64 << 10
@@ -38,7 +47,7 @@ public final class MultipartReader: MultipartSink {
             free(b)
             throw error
         }
-        parser.sink = self
+        parser.sink = ReaderSink(self)
     }
 
     deinit { free(input) }

@@ -583,6 +583,37 @@ public final class MultipartBodyStream: @unchecked Sendable {
         return (st.st_mode & S_IFMT) == S_IFREG
     }
 
+    /// One step of copying the open file part's body at `offset` to `out` (at most `want`
+    /// bytes, the caller moves `offset`): by the kernel while `kernel` holds (cleared when it
+    /// cannot copy here, or fails in a way the plain path will name), else by pread into the
+    /// scratch buffer and a write. Returns the bytes written and the bytes asked for (fewer
+    /// written is a signal when interruptible), or nil when the step is to be taken again.
+    /// Shared by `write(to:…)` and `writeChunked`.
+    func fileStep(_ part: BodyPart, to out: Int32, regular: Bool, _ want: Int, kernel: inout Bool,
+                  _ sig: inout SigpipeGuard) throws -> (did: Int, wanted: Int)? {
+        if kernel {
+            let r = kernelCopy(to: out, regular: regular, want)
+            if r > 0 { return (r, want) }
+            if r < 0 && errno == EINTR {
+                if stopsOnSignal { throw destinationError(out, EINTR, &sig) }
+                return nil
+            }
+            if r < 0 && errno == EAGAIN { throw destinationError(out, errno, &sig) }
+            kernel = false
+            return nil
+        }
+        let tmp = try scratchBuffer()
+        let r = try source { () throws -> Int in
+            let k = Swift.min(want, MultipartBodyStream.scratchSize)
+            var r: Int
+            repeat { r = pread(self.fd, tmp, k, off_t(offset)) } while r < 0 && errno == EINTR
+            if r < 0 { throw fileError(part, "reading", errno) }
+            if r == 0 { throw shorterFile(part) }
+            return r
+        }
+        return (try writeSome(out, tmp, r, &sig), r)
+    }
+
     /// `write(to:written:)`, returning on a signal when `interruptible` (see
     /// `returnsOnInterrupt`).
     public func write(to out: Int32, written: inout UInt64, interruptible: Bool) throws {
@@ -619,33 +650,8 @@ public final class MultipartBodyStream: @unchecked Sendable {
                 }
                 if self.fd < 0 { try source { try openFile(part) } }
                 let want = Int(Swift.min(part.length - offset, UInt64(chunk)))
-                if kernel {
-                    let r = kernelCopy(to: out, regular: regular, want)
-                    if r > 0 {
-                        did = r
-                        wanted = want
-                    } else if r < 0 && errno == EINTR {
-                        if stopsOnSignal { throw destinationError(out, EINTR, &sig) }
-                        continue
-                    } else if r < 0 && errno == EAGAIN {
-                        throw destinationError(out, errno, &sig)
-                    } else {
-                        kernel = false  // unsupported here, or an error the plain path will name
-                        continue
-                    }
-                } else {
-                    let tmp = try scratchBuffer()
-                    let r = try source { () throws -> Int in
-                        let k = Swift.min(want, MultipartBodyStream.scratchSize)
-                        var r: Int
-                        repeat { r = pread(self.fd, tmp, k, off_t(offset)) } while r < 0 && errno == EINTR
-                        if r < 0 { throw fileError(part, "reading", errno) }
-                        if r == 0 { throw shorterFile(part) }
-                        return r
-                    }
-                    did = try writeSome(out, tmp, r, &sig)
-                    wanted = r
-                }
+                guard let step = try fileStep(part, to: out, regular: regular, want, kernel: &kernel, &sig) else { continue }
+                (did, wanted) = step
                 offset += UInt64(did)
             case (.body, .stream(let src)):
                 if !(carryCount > 0 && carryPart == partIndex && carryOffset == offset) {

@@ -21,8 +21,11 @@ public struct DERElement {
 }
 
 public enum DER {
-    /// Elements may nest this deep (a certificate needs about 8 levels).
+    /// Elements may nest this deep by default (a certificate needs about 8 levels);
+    /// `SecurityLimits.maxDERDepth` changes it, up to `depthCeiling`.
     public static let maxDepth = 32
+    /// The deepest nesting a caller may allow (`validate` recurses once per level).
+    public static let depthCeiling = 256
 
     /// An error naming the field and the offset.
     static func error(_ field: String, _ offset: Int, _ why: String) -> AFSError {
@@ -59,20 +62,24 @@ public struct DERReader {
     public private(set) var position: Int
     let end: Int
     let depth: Int
+    /// The nesting limit (`DER.maxDepth` unless the caller's limits say otherwise).
+    let maxDepth: Int
 
     /// A reader of the whole buffer (one element is expected: see `readOnly`).
-    public init(_ bytes: ArraySlice<UInt8>) {
+    public init(_ bytes: ArraySlice<UInt8>, maxDepth: Int = DER.maxDepth) {
         self.bytes = bytes
         position = bytes.startIndex
         end = bytes.endIndex
         depth = 0
+        self.maxDepth = min(maxDepth, DER.depthCeiling)
     }
 
-    init(_ bytes: ArraySlice<UInt8>, range: Range<Int>, depth: Int) {
+    init(_ bytes: ArraySlice<UInt8>, range: Range<Int>, depth: Int, maxDepth: Int) {
         self.bytes = bytes
         position = range.lowerBound
         end = range.upperBound
         self.depth = depth
+        self.maxDepth = maxDepth
     }
 
     public var isAtEnd: Bool { position >= end }
@@ -127,10 +134,10 @@ public struct DERReader {
     /// A reader of a constructed element's contents, one level deeper.
     public func enter(_ e: DERElement, _ field: String) throws(AFSError) -> DERReader {
         guard e.isConstructed else { throw DER.error(field, e.offset, "expected a constructed element, found \(DER.tagName(e.tag))") }
-        guard depth + 1 <= DER.maxDepth else {
-            throw DER.error(field, e.offset, "nested deeper than \(DER.maxDepth) levels")
+        guard depth + 1 <= maxDepth else {
+            throw DER.error(field, e.offset, "nested deeper than \(maxDepth) levels")
         }
-        return DERReader(bytes, range: e.contents.startIndex..<e.contents.endIndex, depth: depth + 1)
+        return DERReader(bytes, range: e.contents.startIndex..<e.contents.endIndex, depth: depth + 1, maxDepth: maxDepth)
     }
 
     /// Throws unless every element has been read.

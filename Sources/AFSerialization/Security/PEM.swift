@@ -3,7 +3,8 @@
 // explanatory text); inside a block only base64 lines (and whitespace) are allowed.
 
 public enum PEM {
-    /// Limits: a larger PEM text is refused before it is read.
+    /// The default limit: a larger PEM text is refused before it is read
+    /// (`SecurityLimits.maxPEMBytes` changes it).
     public static let maxBytes = 16 << 20
 
     static let begin = Array("-----BEGIN ".utf8)
@@ -21,7 +22,7 @@ public enum PEM {
     /// The DER bytes of every CERTIFICATE block, in order.
     /// - Throws: `.invalidArgument` naming the block's line and what is wrong (an other label,
     ///   a missing END line, bad base64, no block at all).
-    public static func certificates(_ text: [UInt8]) throws(AFSError) -> [[UInt8]] {
+    public static func certificates(_ text: [UInt8], maxBytes: Int = PEM.maxBytes) throws(AFSError) -> [[UInt8]] {
         guard text.count <= maxBytes else {
             throw AFSError(.invalidArgument, "PEM: \(text.count) bytes is more than the limit of \(maxBytes)")
         }

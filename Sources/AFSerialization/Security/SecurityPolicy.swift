@@ -29,9 +29,13 @@ public struct SecurityPolicy: Sendable {
         }
     }
 
-    /// Limits: pins per policy and certificates per evaluated chain.
+    /// Default limits: pins per policy and certificates per evaluated chain
+    /// (`limits` changes them).
     public static let maxPins = 4096
     public static let maxChain = 64
+
+    /// The certificate reader's and the policy's limits (defaults: `SecurityLimits()`).
+    public var limits = SecurityLimits()
 
     public var mode: PinningMode
     /// Pinned certificates (used by both modes: public-key mode uses their SPKI).
@@ -49,9 +53,9 @@ public struct SecurityPolicy: Sendable {
     /// block adds none).
     /// - Throws: `.invalidArgument` naming the field and offset (or the PEM line), `.limit`.
     public mutating func addPinnedCertificate(_ bytes: [UInt8]) throws(AFSError) {
-        let list = try Certificate.read(bytes)
-        guard pinnedCertificates.count + pinnedPublicKeyHashes.count + list.count <= SecurityPolicy.maxPins else {
-            throw AFSError(.limit, "a policy holds at most \(SecurityPolicy.maxPins) pins")
+        let list = try Certificate.read(bytes, limits: limits)
+        guard pinnedCertificates.count + pinnedPublicKeyHashes.count + list.count <= limits.maxPins else {
+            throw AFSError(.limit, "a policy holds at most \(limits.maxPins) pins")
         }
         for c in list where !pinnedCertificates.contains(c) { pinnedCertificates.append(c) }
     }
@@ -79,8 +83,8 @@ public struct SecurityPolicy: Sendable {
             }
             add.append(hash)
         }
-        guard pinnedCertificates.count + pinnedPublicKeyHashes.count + add.count <= SecurityPolicy.maxPins else {
-            throw AFSError(.limit, "a policy holds at most \(SecurityPolicy.maxPins) pins")
+        guard pinnedCertificates.count + pinnedPublicKeyHashes.count + add.count <= limits.maxPins else {
+            throw AFSError(.limit, "a policy holds at most \(limits.maxPins) pins")
         }
         for h in add where !pinnedPublicKeyHashes.contains(h) { pinnedPublicKeyHashes.append(h) }
     }
@@ -111,12 +115,12 @@ public struct SecurityPolicy: Sendable {
     ///   `.invalidArgument` for an empty or malformed chain or a malformed domain.
     public func evaluate(chain raw: [[UInt8]], domain: String?, chainTrusted: Bool) throws(AFSError) {
         guard !raw.isEmpty else { throw AFSError(.invalidArgument, "the chain is empty (the leaf certificate is required)") }
-        guard raw.count <= SecurityPolicy.maxChain else {
-            throw AFSError(.invalidArgument, "the chain holds \(raw.count) certificates, more than the limit of \(SecurityPolicy.maxChain)")
+        guard raw.count <= limits.maxChain else {
+            throw AFSError(.invalidArgument, "the chain holds \(raw.count) certificates, more than the limit of \(limits.maxChain)")
         }
         var chain: [Certificate] = []
         for (i, der) in raw.enumerated() {
-            do { chain.append(try Certificate(der: der)) } catch {
+            do { chain.append(try Certificate(der: der, limits: limits)) } catch {
                 throw AFSError(.invalidArgument, "chain[\(i)]: \(error.message)")
             }
         }

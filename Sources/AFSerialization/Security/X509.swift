@@ -7,7 +7,8 @@
 
 /// A parsed certificate. Immutable.
 public struct Certificate: Sendable, Equatable {
-    /// Limits: a larger certificate is refused before it is read.
+    /// The default limit: a larger certificate is refused before it is read
+    /// (`SecurityLimits.maxCertificateBytes` changes it).
     public static let maxBytes = 1 << 20
 
     /// The certificate's DER bytes.
@@ -31,13 +32,13 @@ public struct Certificate: Sendable, Equatable {
 
     /// Reads a DER certificate.
     /// - Throws: `.invalidArgument` naming the field and byte offset.
-    public init(der bytes: [UInt8]) throws(AFSError) {
-        guard bytes.count <= Certificate.maxBytes else {
-            throw AFSError(.invalidArgument, "certificate: \(bytes.count) bytes is more than the limit of \(Certificate.maxBytes)")
+    public init(der bytes: [UInt8], limits: SecurityLimits = SecurityLimits()) throws(AFSError) {
+        guard bytes.count <= limits.maxCertificateBytes else {
+            throw AFSError(.invalidArgument, "certificate: \(bytes.count) bytes is more than the limit of \(limits.maxCertificateBytes)")
         }
         guard !bytes.isEmpty else { throw AFSError(.invalidArgument, "certificate: empty (0 bytes)") }
         der = bytes
-        var top = DERReader(bytes[...])
+        var top = DERReader(bytes[...], maxDepth: limits.maxDERDepth)
         let cert = try top.read("Certificate", tag: 0x30)
         try top.finish("Certificate (trailing bytes)")
         try top.validate(cert, "Certificate")
@@ -265,11 +266,11 @@ public struct Certificate: Sendable, Equatable {
 extension Certificate {
     /// The certificates of DER bytes (one) or PEM text (each CERTIFICATE block).
     /// - Throws: `.invalidArgument` naming the block, field and offset.
-    public static func read(_ bytes: [UInt8]) throws(AFSError) -> [Certificate] {
-        guard PEM.isPEM(bytes) else { return [try Certificate(der: bytes)] }
+    public static func read(_ bytes: [UInt8], limits: SecurityLimits = SecurityLimits()) throws(AFSError) -> [Certificate] {
+        guard PEM.isPEM(bytes) else { return [try Certificate(der: bytes, limits: limits)] }
         var list: [Certificate] = []
-        for (i, der) in try PEM.certificates(bytes).enumerated() {
-            do { list.append(try Certificate(der: der)) } catch {
+        for (i, der) in try PEM.certificates(bytes, maxBytes: limits.maxPEMBytes).enumerated() {
+            do { list.append(try Certificate(der: der, limits: limits)) } catch {
                 throw AFSError(.invalidArgument, "PEM certificate \(i + 1): \(error.message)")
             }
         }

@@ -327,32 +327,8 @@ extension MultipartBodyStream {
                     let part = parts[partIndex]
                     if fd < 0 { try source { try openFile(part) } }
                     let want = Int(Swift.min(t.chunkLeft, UInt64(Swift.min(packetSize, MultipartBodyStream.writeStep))))
-                    if kernel {
-                        let r = kernelCopy(to: out, regular: regular, want)
-                        if r > 0 {
-                            did = r
-                        } else if r < 0 && errno == EINTR {
-                            if stopsOnSignal { throw destinationError(out, EINTR, &sig) }
-                            continue
-                        } else if r < 0 && errno == EAGAIN {
-                            throw destinationError(out, errno, &sig)
-                        } else {
-                            kernel = false
-                            continue
-                        }
-                    } else {
-                        let tmp = try scratchBuffer()
-                        let r = try source { () throws -> Int in
-                            let k = Swift.min(want, MultipartBodyStream.scratchSize)
-                            var r: Int
-                            repeat { r = pread(self.fd, tmp, k, off_t(offset)) } while r < 0 && errno == EINTR
-                            if r < 0 { throw fileError(part, "reading", errno) }
-                            if r == 0 { throw shorterFile(part) }
-                            return r
-                        }
-                        did = try writeSome(out, tmp, r, &sig)
-                        wanted = r
-                    }
+                    guard let step = try fileStep(part, to: out, regular: regular, want, kernel: &kernel, &sig) else { continue }
+                    (did, wanted) = step
                     offset += UInt64(did)
                 } else {
                     let k = Int(Swift.min(UInt64(Swift.min(t.outCount, packetSize)), t.chunkLeft))

@@ -62,6 +62,20 @@ enum XMLChars {
         b < 0x80 ? 1 : b < 0xE0 ? 2 : b < 0xF0 ? 3 : 4
     }
 
+    /// Writes the UTF-8 of `c` at `out` (room for 4 bytes); returns its length.
+    @inline(__always)
+    static func encodeUTF8(_ c: UInt32, into out: UnsafeMutablePointer<UInt8>) -> Int {
+        if c < 0x80 {
+            out[0] = UInt8(c); return 1
+        } else if c < 0x800 {
+            out[0] = UInt8(0xC0 | c >> 6); out[1] = UInt8(0x80 | c & 0x3F); return 2
+        } else if c < 0x10000 {
+            out[0] = UInt8(0xE0 | c >> 12); out[1] = UInt8(0x80 | (c >> 6) & 0x3F); out[2] = UInt8(0x80 | c & 0x3F); return 3
+        }
+        out[0] = UInt8(0xF0 | c >> 18); out[1] = UInt8(0x80 | (c >> 12) & 0x3F)
+        out[2] = UInt8(0x80 | (c >> 6) & 0x3F); out[3] = UInt8(0x80 | c & 0x3F); return 4
+    }
+
     static func appendUTF8(_ c: UInt32, to out: inout [UInt8]) {
         if c < 0x80 {
             out.append(UInt8(c))

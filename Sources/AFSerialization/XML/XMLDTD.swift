@@ -215,7 +215,7 @@ extension XMLPushParser {
         let nb = bytes(c, nr)
         if pe {
             if pentities[nb] == nil { pentities[nb] = e }
-        } else if XMLPushParser.predefined[nb] == nil, entities[nb] == nil {
+        } else if XMLPushParser.predefinedIndex(c.p + nr.lowerBound, nr.count) == nil, entities[nb] == nil {
             entities[nb] = e
         }
     }
@@ -366,8 +366,10 @@ extension XMLPushParser {
             let q = c.p[c.i]
             guard q == 0x22 || q == 0x27 else { throw err("expected a quoted default value", c, c.i) }
             c.i += 1
-            var v: [UInt8] = []
-            try attValue(&c, quote: q, into: &v)
+            var sv = XMLScratch<UInt8>()
+            defer { sv.free() }
+            try attValue(&c, quote: q, into: &sv)
+            let v = sv.count == 0 ? [] : Array(UnsafeBufferPointer(start: sv.base, count: sv.count))
             dv = isCDATA ? v : XMLPushParser.collapse(v)
             decls.append(AttDecl(name: bytes(c, an), isCDATA: isCDATA, defaultValue: dv))
         }

@@ -2,6 +2,8 @@
 // the bytes to UTF-8 and checks every character against the Char production, so that the
 // tokenizer works on valid UTF-8 made of XML characters only.
 
+internal import CAFSerialization
+
 /// The encodings the reader accepts.
 enum XMLEncoding: Sendable, Equatable {
     case utf8, utf16le, utf16be, latin1, ascii
@@ -159,6 +161,8 @@ struct XMLInput {
         case .utf8:
             var i = 0, runStart = 0
             while i < n {
+                i = cafs_xml_scan_ascii(p, i, n)  // printable ASCII at once
+                if i >= n { break }
                 let c = p[i]
                 if c >= 0x20 && c < 0x80 { i += 1; continue }
                 if c < 0x80 {

@@ -11,6 +11,8 @@
 // progress. Nothing is ever read but the bytes fed: external entities and the external DTD
 // subset are never fetched.
 
+internal import CAFSerialization
+
 enum XMLFail: Error {
     case needMore
     case error(AFSError)
@@ -47,6 +49,20 @@ public final class XMLPushParser {
         var nsMark: Int
     }
 
+    /// A namespace binding: offsets and lengths in `nsBytes`.
+    struct NSBinding {
+        var prefix: Int, prefixLen: Int, uri: Int, uriLen: Int
+    }
+
+    /// An attribute of the start tag in progress: offsets and lengths in `sbytes`, where it
+    /// is in the input (for errors; a defaulted one: the tag's start), its prefix length
+    /// and namespace (as `Open.uri`, -3 for a namespace declaration).
+    struct RawAttr {
+        var name: Int, nameLen: Int, value: Int, valueLen: Int, pos: Int
+        var prefixLen = 0, uri = -1
+        var isDecl = false
+    }
+
     enum Phase { case start, prolog, subset, content, epilog, done }
 
     static let xmlNS = Array("http://www.w3.org/XML/1998/namespace".utf8)
@@ -78,21 +94,20 @@ public final class XMLPushParser {
     var entityRefPos = 0
     var entityBaseDepth = 0
 
-    // Elements and namespaces.
-    var names: [UInt8] = []
-    var stack: [Open] = []
-    var bindings: [(prefix: [UInt8], uri: [UInt8])] = []
+    // Elements and namespaces, in manually managed buffers (no reference counting on the
+    // hot path). `names` holds each open element's qname followed by a NUL (the end event
+    // points into it); a binding's prefix and URI (the URI followed by a NUL) are in
+    // `nsBytes`.
+    var names = XMLScratch<UInt8>()
+    var stack = XMLScratch<Open>()
+    var nsBytes = XMLScratch<UInt8>()
+    var bindings = XMLScratch<NSBinding>()
 
-    // Scratch.
-    var rawAttrs: [(name: Range<Int>, value: Range<Int>)] = []
-    var extraNames: [UInt8] = []   // names of defaulted attributes
-    var vals: [UInt8] = []
+    // Scratch: the start tag in progress (`sbytes`: each attribute's name NUL value NUL).
+    var attrs = XMLScratch<RawAttr>()
     var ev: [UInt8] = []
     var sbytes = XMLScratch<UInt8>()
-    var soffs = XMLScratch<(Int, Int)>()
     var sviews = XMLScratch<XMLAttribute>()
-    var isDeclScratch: [Bool] = []
-    var attrURI: [Int] = []
 
     public init(sink: XMLEventSink, limits: XMLLimits = XMLLimits()) {
         self.sink = sink
@@ -100,8 +115,12 @@ public final class XMLPushParser {
     }
 
     deinit {
+        names.free()
+        stack.free()
+        nsBytes.free()
+        bindings.free()
+        attrs.free()
         sbytes.free()
-        soffs.free()
         sviews.free()
     }
 
@@ -355,10 +374,14 @@ public final class XMLPushParser {
         var i = c.i
         let p = c.p
         var first = true
+        if i < c.n && cafs_xml_class(p[i]) & 1 != 0 {
+            i = cafs_xml_scan_name(p, i + 1, c.n)  // the ASCII part at once
+            first = false
+        }
         while i < c.n {
             let b = p[i]
             if b < 0x80 {
-                let cl = XMLChars.ascii[Int(b)]
+                let cl = cafs_xml_class(b)
                 if cl & (first ? 1 : 2) == 0 { break }
                 i += 1
             } else {
@@ -569,12 +592,8 @@ public final class XMLPushParser {
 
     // MARK: Content
 
-    static let textStop: [Bool] = {
-        var t = [Bool](repeating: false, count: 256)
-        for b in [0x3C, 0x26, 0x5D, 0x0D] { t[b] = true }
-        return t
-    }()
-    static let newline: [UInt8] = [0x0A, 0]
+    /// A NUL-terminated line feed (what a CR in content becomes).
+    static var newline: UnsafePointer<UInt8> { ("\n" as StaticString).utf8Start }
 
     func emitText(_ p: UnsafePointer<UInt8>, _ n: Int) throws {
         if !sink.characters(XMLText(start: p, count: n)) { throw XMLFail.error(AFSError(.state, "stopped by the handler")) }
@@ -582,58 +601,57 @@ public final class XMLPushParser {
 
     func content(_ c: inout Cur) throws {
         let p = c.p
-        try XMLPushParser.textStop.withUnsafeBufferPointer { stop in
-            while c.i < c.n {
-                if !c.inEntity && stack.isEmpty { phase = .epilog; return }
-                let b = p[c.i]
-                if b == 0x3C {
-                    try token(&c) { try self.markup(&$0) }
-                    continue
-                }
-                if b == 0x26 {
-                    try token(&c) { try self.reference(&$0) }
-                    continue
-                }
-                let start = c.i
-                var i = c.i
-                var stopped = false
-                while i < c.n {
-                    let x = p[i]
-                    if !stop[Int(x)] { i += 1; continue }
-                    if x == 0x5D {
-                        if i + 1 < c.n && p[i + 1] != 0x5D { i += 1; continue }
-                        if i + 2 < c.n {
-                            if p[i + 2] == 0x3E {
-                                if i > start { try emitText(p + start, i - start) }
-                                throw err("']]>' is not allowed in character data", c, i)
-                            }
-                            i += 1; continue
+        while c.i < c.n {
+            if !c.inEntity && stack.count == 0 { phase = .epilog; return }
+            let b = p[c.i]
+            if b == 0x3C {
+                try token(&c) { try self.markup(&$0) }
+                continue
+            }
+            if b == 0x26 {
+                try token(&c) { try self.reference(&$0) }
+                continue
+            }
+            let start = c.i
+            var i = c.i
+            var stopped = false
+            while i < c.n {
+                i = cafs_xml_scan_text(p, i, c.n)  // to the next '<', '&', ']' or CR
+                if i >= c.n { break }
+                let x = p[i]
+                if x == 0x5D {
+                    if i + 1 < c.n && p[i + 1] != 0x5D { i += 1; continue }
+                    if i + 2 < c.n {
+                        if p[i + 2] == 0x3E {
+                            if i > start { try emitText(p + start, i - start) }
+                            throw err("']]>' is not allowed in character data", c, i)
                         }
-                        if c.final { i += 1; continue }
-                        stopped = true
-                        break
+                        i += 1; continue
                     }
-                    if x == 0x0D && c.inEntity { i += 1; continue }
+                    if c.final { i += 1; continue }
+                    stopped = true
                     break
                 }
-                if i > start { try emitText(p + start, i - start) }
-                c.i = i
-                if stopped { throw XMLFail.needMore }
-                if i < c.n && p[i] == 0x0D {
-                    if i + 1 >= c.n && !c.final { throw XMLFail.needMore }
-                    try XMLPushParser.newline.withUnsafeBufferPointer { try emitText($0.baseAddress!, 1) }
-                    c.i += (i + 1 < c.n && p[i + 1] == 0x0A) ? 2 : 1
-                }
+                if x == 0x0D && c.inEntity { i += 1; continue }
+                break
             }
-            if c.inEntity { return }
-            if !stack.isEmpty {
-                if !c.final { throw XMLFail.needMore }
-                let o = stack[stack.count - 1]
-                let q = String(decoding: names[o.start..<(o.start + o.len)], as: UTF8.self)
-                throw err("the input ends before the end tag of <\(q)>", c, c.n)
+            if i > start { try emitText(p + start, i - start) }
+            c.i = i
+            if stopped { throw XMLFail.needMore }
+            if i < c.n && p[i] == 0x0D {
+                if i + 1 >= c.n && !c.final { throw XMLFail.needMore }
+                try emitText(XMLPushParser.newline, 1)
+                c.i += (i + 1 < c.n && p[i + 1] == 0x0A) ? 2 : 1
             }
-            phase = .epilog
         }
+        if c.inEntity { return }
+        if stack.count > 0 {
+            if !c.final { throw XMLFail.needMore }
+            let o = stack.base![stack.count - 1]
+            let q = String(decoding: UnsafeBufferPointer(start: names.base! + o.start, count: o.len), as: UTF8.self)
+            throw err("the input ends before the end tag of <\(q)>", c, c.n)
+        }
+        phase = .epilog
     }
 
     func markup(_ c: inout Cur) throws {
@@ -677,8 +695,26 @@ public final class XMLPushParser {
         return v
     }
 
-    static let predefined: [[UInt8]: UInt8] = [Array("lt".utf8): 0x3C, Array("gt".utf8): 0x3E, Array("amp".utf8): 0x26,
-                                               Array("apos".utf8): 0x27, Array("quot".utf8): 0x22]
+    /// The predefined entities' characters, in the order `predefinedIndex` returns.
+    static var predefinedChars: UnsafePointer<UInt8> { ("<>&'\"" as StaticString).utf8Start }
+
+    /// The index in `predefinedChars` of the predefined entity named by the `n` bytes at
+    /// `p` (lt, gt, amp, apos, quot); nil for any other name.
+    @inline(__always)
+    static func predefinedIndex(_ p: UnsafePointer<UInt8>, _ n: Int) -> Int? {
+        switch n {
+        case 2:
+            guard p[1] == 0x74 else { return nil }  // "t"
+            return p[0] == 0x6C ? 0 : p[0] == 0x67 ? 1 : nil  // lt, gt
+        case 3:
+            return p[0] == 0x61 && p[1] == 0x6D && p[2] == 0x70 ? 2 : nil  // amp
+        case 4:
+            if p[0] == 0x61 && p[1] == 0x70 && p[2] == 0x6F && p[3] == 0x73 { return 3 }  // apos
+            if p[0] == 0x71 && p[1] == 0x75 && p[2] == 0x6F && p[3] == 0x74 { return 4 }  // quot
+            return nil
+        default: return nil
+        }
+    }
 
     /// Whether an undeclared entity is a well-formedness error here (WFC: Entity Declared).
     var undeclaredIsError: Bool { standalone == true || (!hasExternalSubset && !sawPERef) }
@@ -689,9 +725,11 @@ public final class XMLPushParser {
         try need(c, 2, "a reference")
         if c.p[c.i + 1] == 0x23 {
             let v = try charRef(&c)
-            var tmp: [UInt8] = []
-            XMLChars.appendUTF8(v, to: &tmp)
-            try tmp.withUnsafeBufferPointer { try emitText($0.baseAddress!, $0.count) }
+            var tmp: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+            try withUnsafeMutableBytes(of: &tmp) { t in
+                let n = XMLChars.encodeUTF8(v, into: t.baseAddress!.assumingMemoryBound(to: UInt8.self))
+                try emitText(UnsafePointer(t.baseAddress!.assumingMemoryBound(to: UInt8.self)), n)
+            }
             return
         }
         c.i += 1
@@ -699,11 +737,11 @@ public final class XMLPushParser {
         try need(c, 1, "an entity reference")
         guard c.p[c.i] == 0x3B else { throw err("expected ';' after the entity name", c, c.i) }
         c.i += 1
-        let nb = bytes(c, nr)
-        if let ch = XMLPushParser.predefined[nb] {
-            try withUnsafePointer(to: ch) { try emitText($0, 1) }
+        if let k = XMLPushParser.predefinedIndex(c.p + nr.lowerBound, nr.count) {
+            try emitText(XMLPushParser.predefinedChars + k, 1)
             return
         }
+        let nb = bytes(c, nr)
         guard let e = entities[nb] else {
             if undeclaredIsError { throw err("undeclared entity '\(String(decoding: nb, as: UTF8.self))'", c, s) }
             return  // skipped: it may be declared in the unread external subset
@@ -752,8 +790,8 @@ public final class XMLPushParser {
         let s = c.i
         c.i += 1
         let nr = try name(&c, "an element name")
-        rawAttrs.removeAll(keepingCapacity: true)
-        vals.removeAll(keepingCapacity: true)
+        attrs.count = 0
+        sbytes.count = 0
         var empty = false
         while true {
             let hadS = try skipS(&c)
@@ -778,32 +816,39 @@ public final class XMLPushParser {
             let q = c.p[c.i]
             guard q == 0x22 || q == 0x27 else { throw err("expected a quoted attribute value", c, c.i) }
             c.i += 1
-            let vs = vals.count
-            try attValue(&c, quote: q, into: &vals)
-            rawAttrs.append((an, vs..<vals.count))
+            // name NUL value NUL
+            let ns = sbytes.count
+            try XMLPushParser.put(&sbytes, c.p + an.lowerBound, an.count)
+            try XMLPushParser.put(&sbytes, 0)
+            let vs = sbytes.count
+            try attValue(&c, quote: q, into: &sbytes)
+            let vl = sbytes.count - vs
+            try XMLPushParser.put(&sbytes, 0)
+            try XMLPushParser.put(&attrs, RawAttr(name: ns, nameLen: an.count, value: vs, valueLen: vl, pos: an.lowerBound))
         }
         try element(c, s, nr, empty: empty)
     }
 
     /// Appends the normalized attribute value at `c.i` (after the quote; up to and past the
     /// closing `quote`, or to the end for replacement text: quote 0).
-    func attValue(_ c: inout Cur, quote: UInt8, into out: inout [UInt8]) throws {
+    func attValue(_ c: inout Cur, quote: UInt8, into out: inout XMLScratch<UInt8>) throws {
         let p = c.p
         var run = c.i
         while true {
+            c.i = cafs_xml_scan_attr(p, c.i, c.n, quote)
             if c.i >= c.n {
-                if quote == 0 { out.append(contentsOf: UnsafeBufferPointer(start: p + run, count: c.i - run)); return }
+                if quote == 0 { try XMLPushParser.put(&out, p + run, c.i - run); return }
                 if !c.final { throw XMLFail.needMore }
                 throw err("the input ends inside an attribute value", c, c.i)
             }
             let b = p[c.i]
-            if b == quote { out.append(contentsOf: UnsafeBufferPointer(start: p + run, count: c.i - run)); c.i += 1; return }
+            if b == quote { try XMLPushParser.put(&out, p + run, c.i - run); c.i += 1; return }
             switch b {
             case 0x3C:
                 throw err("'<' is not allowed in an attribute value", c, c.i)
             case 0x09, 0x0A, 0x0D:
-                out.append(contentsOf: UnsafeBufferPointer(start: p + run, count: c.i - run))
-                out.append(0x20)
+                try XMLPushParser.put(&out, p + run, c.i - run)
+                try XMLPushParser.put(&out, 0x20)
                 if b == 0x0D && !c.inEntity {
                     if c.i + 1 >= c.n && !c.final { throw XMLFail.needMore }
                     if c.i + 1 < c.n && p[c.i + 1] == 0x0A { c.i += 1 }
@@ -811,27 +856,32 @@ public final class XMLPushParser {
                 c.i += 1
                 run = c.i
             case 0x26:
-                out.append(contentsOf: UnsafeBufferPointer(start: p + run, count: c.i - run))
+                try XMLPushParser.put(&out, p + run, c.i - run)
                 let s = c.i
                 try need(c, 2, "a reference")
                 if p[c.i + 1] == 0x23 {
-                    XMLChars.appendUTF8(try charRef(&c), to: &out)
+                    let v = try charRef(&c)
+                    var tmp: (UInt8, UInt8, UInt8, UInt8) = (0, 0, 0, 0)
+                    try withUnsafeMutableBytes(of: &tmp) { t in
+                        let q = t.baseAddress!.assumingMemoryBound(to: UInt8.self)
+                        try XMLPushParser.put(&out, q, XMLChars.encodeUTF8(v, into: q))
+                    }
                 } else {
                     c.i += 1
                     let nr = try name(&c, "an entity name")
                     try need(c, 1, "an entity reference")
                     guard p[c.i] == 0x3B else { throw err("expected ';' after the entity name", c, c.i) }
                     c.i += 1
-                    let nb = bytes(c, nr)
-                    if let ch = XMLPushParser.predefined[nb] {
-                        out.append(ch)
-                    } else if let e = entities[nb] {
+                    if let k = XMLPushParser.predefinedIndex(p + nr.lowerBound, nr.count) {
+                        try XMLPushParser.put(&out, XMLPushParser.predefinedChars[k])
+                    } else if let e = entities[bytes(c, nr)] {
+                        let nb = bytes(c, nr)
                         let shown = String(decoding: nb, as: UTF8.self)
                         if e.unparsed { throw err("reference to the unparsed entity '\(shown)' in an attribute value", c, s) }
                         guard let text = e.text else { throw err("reference to the external entity '\(shown)' in an attribute value", c, s) }
                         try expand(nb, text, c, s) { sub in try self.attValue(&sub, quote: 0, into: &out) }
                     } else if undeclaredIsError {
-                        throw err("undeclared entity '\(String(decoding: nb, as: UTF8.self))'", c, s)
+                        throw err("undeclared entity '\(String(decoding: bytes(c, nr), as: UTF8.self))'", c, s)
                     }
                 }
                 run = c.i
@@ -839,6 +889,23 @@ public final class XMLPushParser {
                 c.i += 1
             }
         }
+    }
+
+    /// Appends `n` bytes at `p` to a scratch buffer (out of memory: the reader's error).
+    @inline(__always)
+    static func put(_ out: inout XMLScratch<UInt8>, _ p: UnsafePointer<UInt8>, _ n: Int) throws {
+        if n == 0 { return }
+        do { try out.append(UnsafeBufferPointer(start: p, count: n)) } catch { throw XMLFail.error(error) }
+    }
+
+    @inline(__always)
+    static func put(_ out: inout XMLScratch<UInt8>, _ b: UInt8) throws {
+        do { try out.append(b) } catch { throw XMLFail.error(error) }
+    }
+
+    @inline(__always)
+    static func put<T>(_ out: inout XMLScratch<T>, _ x: T) throws {
+        do { try out.append(x) } catch { throw XMLFail.error(error) }
     }
 
     /// The name's prefix length (0: none) after checking it is a QName.
@@ -859,13 +926,84 @@ public final class XMLPushParser {
         if prefix.count == 3 && prefix[0] == 0x78 && prefix[1] == 0x6D && prefix[2] == 0x6C { return -2 }
         var k = bindings.count - 1
         while k >= 0 {
-            if bindings[k].prefix.elementsEqual(prefix) { return bindings[k].uri.isEmpty ? -1 : k }
+            let b = bindings.base![k]
+            if b.prefixLen == prefix.count && (b.prefixLen == 0 || cafs_xml_eq(nsBytes.base! + b.prefix, prefix.baseAddress!, b.prefixLen) != 0) {
+                return b.uriLen == 0 ? -1 : k
+            }
             k -= 1
         }
         return prefix.isEmpty ? -1 : nil
     }
 
-    func uriBytes(_ u: Int) -> [UInt8] { u == -2 ? XMLPushParser.xmlNS : u < 0 ? [] : bindings[u].uri }
+    /// The namespace name `u` (as `Open.uri`, -3: the xmlns namespace), NUL-terminated.
+    @inline(__always)
+    func uriText(_ u: Int) -> XMLText {
+        if u >= 0 {
+            let b = bindings.base![u]
+            return XMLText(start: nsBytes.base! + b.uri, count: b.uriLen)
+        }
+        if u == -2 { return XMLText(start: ("http://www.w3.org/XML/1998/namespace" as StaticString).utf8Start, count: 36) }
+        if u == -3 { return XMLText(start: ("http://www.w3.org/2000/xmlns/" as StaticString).utf8Start, count: 29) }
+        return XMLText(start: ("" as StaticString).utf8Start, count: 0)
+    }
+
+    /// Drops the bindings from index `mark` on.
+    @inline(__always)
+    func popBindings(to mark: Int) {
+        if mark < bindings.count {
+            nsBytes.count = bindings.base![mark].prefix
+            bindings.count = mark
+        }
+    }
+
+    /// The name of attribute `k` of the tag in progress (in `sbytes`).
+    @inline(__always)
+    func attrName(_ k: Int) -> UnsafeBufferPointer<UInt8> {
+        let a = attrs.base![k]
+        return UnsafeBufferPointer(start: sbytes.base! + a.name, count: a.nameLen)
+    }
+
+    @inline(__always)
+    func attrValue(_ k: Int) -> UnsafeBufferPointer<UInt8> {
+        let a = attrs.base![k]
+        return UnsafeBufferPointer(start: sbytes.base! + a.value, count: a.valueLen)
+    }
+
+    /// Attribute defaults and tokenized-type normalization for the tag in progress
+    /// (declarations of the internal subset).
+    func applyDeclarations(_ decls: [AttDecl], _ s: Int) throws {
+        let specified = attrs.count
+        for d in decls {
+            var found = -1
+            for k in 0..<specified where attrName(k).elementsEqual(d.name) { found = k }
+            if found >= 0 {
+                if !d.isCDATA {
+                    // collapse spaces in place (the result is never longer)
+                    let a = attrs.base![found]
+                    let v = sbytes.base! + a.value
+                    var w = 0
+                    var pendingSpace = false
+                    for r in 0..<a.valueLen {
+                        let b = v[r]
+                        if b == 0x20 { pendingSpace = w > 0; continue }
+                        if pendingSpace { v[w] = 0x20; w += 1; pendingSpace = false }
+                        v[w] = b
+                        w += 1
+                    }
+                    v[w] = 0
+                    attrs.base![found].valueLen = w
+                }
+            } else if let dv = d.defaultValue {
+                let ns = sbytes.count
+                try d.name.withUnsafeBufferPointer { try XMLPushParser.put(&sbytes, $0.baseAddress ?? XMLPushParser.newline, $0.count) }
+                try XMLPushParser.put(&sbytes, 0)
+                let vs = sbytes.count
+                try dv.withUnsafeBufferPointer { try XMLPushParser.put(&sbytes, $0.baseAddress ?? XMLPushParser.newline, $0.count) }
+                try XMLPushParser.put(&sbytes, 0)
+                try XMLPushParser.put(&attrs, RawAttr(name: ns, nameLen: d.name.count, value: vs, valueLen: dv.count, pos: s))
+            }
+        }
+    }
 
     /// Namespaces, defaults, uniqueness; reports the start (and the end of an empty element).
     func element(_ c: Cur, _ s: Int, _ nr: Range<Int>, empty: Bool) throws {
@@ -873,65 +1011,44 @@ public final class XMLPushParser {
             throw err("elements nested more than \(limits.maxDepth) deep", c, s, .limit)
         }
         let qname = UnsafeBufferPointer(start: c.p + nr.lowerBound, count: nr.count)
-        // Attribute defaults and tokenized-type normalization (declarations of the
-        // internal subset).
-        extraNames.removeAll(keepingCapacity: true)
-        var defaulted: [(name: Range<Int>, value: Range<Int>)] = []
-        if !attlists.isEmpty, let decls = attlists[Array(qname)] {
-            for d in decls {
-                var found = -1
-                for (k, a) in rawAttrs.enumerated() where a.name.count == d.name.count && UnsafeBufferPointer(rebasing: UnsafeBufferPointer(start: c.p, count: c.n)[a.name]).elementsEqual(d.name) { found = k }
-                if found >= 0 {
-                    if !d.isCDATA {
-                        let v = rawAttrs[found].value
-                        let norm = XMLPushParser.collapse(Array(vals[v]))
-                        let vs = vals.count
-                        vals.append(contentsOf: norm)
-                        rawAttrs[found].value = vs..<vals.count
-                    }
-                } else if let dv = d.defaultValue {
-                    let ns = extraNames.count
-                    extraNames.append(contentsOf: d.name)
-                    let vs = vals.count
-                    vals.append(contentsOf: dv)
-                    defaulted.append((ns..<extraNames.count, vs..<vals.count))
-                }
-            }
-        }
-        let specified = rawAttrs.count
-        let total = specified + defaulted.count
-        func attrName(_ k: Int) -> UnsafeBufferPointer<UInt8> {
-            if k < specified { return UnsafeBufferPointer(start: c.p + rawAttrs[k].name.lowerBound, count: rawAttrs[k].name.count) }
-            let r = defaulted[k - specified].name
-            return extraNames.withUnsafeBufferPointer { UnsafeBufferPointer(rebasing: $0[r]) }
-        }
+        let specified = attrs.count
+        if !attlists.isEmpty, let decls = attlists[Array(qname)] { try applyDeclarations(decls, s) }
+        let total = attrs.count
         // WFC: Unique Att Spec.
         if specified > 1 {
             if specified <= 16 {
-                for a in 1..<specified { for b in 0..<a where attrName(a).elementsEqual(attrName(b)) {
-                    throw err("duplicate attribute '\(String(decoding: attrName(a), as: UTF8.self))'", c, rawAttrs[a].name.lowerBound)
-                } }
+                for a in 1..<specified {
+                    let an = attrName(a)
+                    for b in 0..<a {
+                        let bn = attrName(b)
+                        if an.count == bn.count && cafs_xml_eq(an.baseAddress!, bn.baseAddress!, an.count) != 0 {
+                            throw err("duplicate attribute '\(String(decoding: an, as: UTF8.self))'", c, attrs.base![a].pos)
+                        }
+                    }
+                }
             } else {
                 var seen = Set<[UInt8]>()
                 for a in 0..<specified where !seen.insert(Array(attrName(a))).inserted {
-                    throw err("duplicate attribute '\(String(decoding: attrName(a), as: UTF8.self))'", c, rawAttrs[a].name.lowerBound)
+                    throw err("duplicate attribute '\(String(decoding: attrName(a), as: UTF8.self))'", c, attrs.base![a].pos)
                 }
             }
         }
         // Namespace declarations.
         let nsMark = bindings.count
-        var isDecl = total == 0 ? [] : [Bool](repeating: false, count: total)
         for k in 0..<total {
             let an = attrName(k)
-            let at = k < specified ? rawAttrs[k].name.lowerBound : s
+            let at = attrs.base![k].pos
             let pl = try qnamePrefix(an, c, at)
+            attrs.base![k].prefixLen = pl
             let isDefault = an.count == 5 && an.elementsEqual("xmlns".utf8)
             let isPrefixed = pl == 5 && UnsafeBufferPointer(rebasing: an[0..<5]).elementsEqual("xmlns".utf8)
             guard isDefault || isPrefixed else { continue }
-            isDecl[k] = true
-            let vr = k < specified ? rawAttrs[k].value : defaulted[k - specified].value
-            let uri = Array(vals[vr])
-            let prefix = isDefault ? [] : Array(an[6...])
+            attrs.base![k].isDecl = true
+            attrs.base![k].uri = -3
+            let uriBuf = attrValue(k)
+            let uri = Array(uriBuf)
+            let prefixBuf = isDefault ? UnsafeBufferPointer(start: an.baseAddress, count: 0) : UnsafeBufferPointer(rebasing: an[6...])
+            let prefix = Array(prefixBuf)
             if prefix == Array("xmlns".utf8) { throw err("the prefix 'xmlns' may not be declared", c, at) }
             if prefix == Array("xml".utf8) {
                 if uri != XMLPushParser.xmlNS { throw err("the prefix 'xml' may be bound only to \(String(decoding: XMLPushParser.xmlNS, as: UTF8.self))", c, at) }
@@ -940,7 +1057,12 @@ public final class XMLPushParser {
             if uri == XMLPushParser.xmlNS { throw err("the XML namespace may be bound only to the prefix 'xml'", c, at) }
             if uri == XMLPushParser.xmlnsNS { throw err("the xmlns namespace may not be declared", c, at) }
             if !isDefault && uri.isEmpty { throw err("the prefix '\(String(decoding: prefix, as: UTF8.self))' may not be undeclared (Namespaces in XML 1.0)", c, at) }
-            bindings.append((prefix, uri))
+            let ps = nsBytes.count
+            if let pb = prefixBuf.baseAddress { try XMLPushParser.put(&nsBytes, pb, prefixBuf.count) }
+            let us = nsBytes.count
+            if let ub = uriBuf.baseAddress { try XMLPushParser.put(&nsBytes, ub, uriBuf.count) }
+            try XMLPushParser.put(&nsBytes, 0)
+            try XMLPushParser.put(&bindings, NSBinding(prefix: ps, prefixLen: prefixBuf.count, uri: us, uriLen: uriBuf.count))
         }
         // The element's namespace.
         let epl = try qnamePrefix(qname, c, nr.lowerBound)
@@ -954,83 +1076,58 @@ public final class XMLPushParser {
             euri = lookup(UnsafeBufferPointer(start: qname.baseAddress, count: 0)) ?? -1
         }
         // Attributes' namespaces and WFC: expanded names unique.
-        attrURI.removeAll(keepingCapacity: true)
         var prefixedCount = 0
         for k in 0..<total {
-            let an = attrName(k)
-            if isDecl[k] { attrURI.append(-3); continue }
-            let pl = try qnamePrefix(an, c, k < specified ? rawAttrs[k].name.lowerBound : s)
-            if pl == 0 { attrURI.append(-1); continue }
-            let pre = UnsafeBufferPointer(rebasing: an[0..<pl])
+            let a = attrs.base![k]
+            if a.isDecl || a.prefixLen == 0 { continue }
+            let pre = UnsafeBufferPointer(start: sbytes.base! + a.name, count: a.prefixLen)
             guard let u = lookup(pre) else {
-                throw err("undeclared namespace prefix '\(String(decoding: pre, as: UTF8.self))'", c, k < specified ? rawAttrs[k].name.lowerBound : s)
+                throw err("undeclared namespace prefix '\(String(decoding: pre, as: UTF8.self))'", c, a.pos)
             }
-            attrURI.append(u)
+            attrs.base![k].uri = u
             prefixedCount += 1
         }
         if prefixedCount > 1 {
-            for a in 0..<total where attrURI[a] != -1 && attrURI[a] != -3 {
-                for b in 0..<a where attrURI[b] != -1 && attrURI[b] != -3 {
-                    let an = attrName(a), bn = attrName(b)
-                    let al = UnsafeBufferPointer(rebasing: an[(an.firstIndex(of: 0x3A)! + 1)...])
-                    let bl = UnsafeBufferPointer(rebasing: bn[(bn.firstIndex(of: 0x3A)! + 1)...])
-                    if al.elementsEqual(bl) && uriBytes(attrURI[a]) == uriBytes(attrURI[b]) {
-                        throw err("duplicate attribute '\(String(decoding: an, as: UTF8.self))' (same namespace and local name as '\(String(decoding: bn, as: UTF8.self))')", c, a < specified ? rawAttrs[a].name.lowerBound : s)
+            for a in 0..<total where attrs.base![a].uri != -1 && attrs.base![a].uri != -3 {
+                for b in 0..<a where attrs.base![b].uri != -1 && attrs.base![b].uri != -3 {
+                    let x = attrs.base![a], y = attrs.base![b]
+                    let xl = UnsafeBufferPointer(start: sbytes.base! + x.name + x.prefixLen + 1, count: x.nameLen - x.prefixLen - 1)
+                    let yl = UnsafeBufferPointer(start: sbytes.base! + y.name + y.prefixLen + 1, count: y.nameLen - y.prefixLen - 1)
+                    if xl.elementsEqual(yl) && uriText(x.uri).bytes.elementsEqual(uriText(y.uri).bytes) {
+                        throw err("duplicate attribute '\(String(decoding: attrName(a), as: UTF8.self))' (same namespace and local name as '\(String(decoding: attrName(b), as: UTF8.self))')", c, x.pos)
                     }
                 }
             }
         }
-        // Build the event in the scratch buffers: qname\0 uri\0 local\0, then per attribute
-        // qname\0 uri\0 local\0 value\0.
-        sbytes.count = 0
-        soffs.count = 0
-        sviews.count = 0
-        func put(_ b: UnsafeBufferPointer<UInt8>) throws(AFSError) {
-            try soffs.append((sbytes.count, b.count))
-            try sbytes.append(b)
-            try sbytes.append(0)
-        }
-        func putURI(_ u: Int) throws(AFSError) {
-            if u == -2 { try XMLPushParser.xmlNS.withUnsafeBufferPointer { (b) throws(AFSError) in try put(b) } } else if u == -3 {
-                try XMLPushParser.xmlnsNS.withUnsafeBufferPointer { (b) throws(AFSError) in try put(b) }
-            } else if u < 0 { try soffs.append((sbytes.count, 0)); try sbytes.append(0) } else {
-                try bindings[u].uri.withUnsafeBufferPointer { (b) throws(AFSError) in try put(b) }
-            }
-        }
-        do {
-            try put(qname)
-            try putURI(euri)
-            try put(epl > 0 ? UnsafeBufferPointer(rebasing: qname[(epl + 1)...]) : qname)
-            for k in 0..<total {
-                let an = attrName(k)
-                try put(an)
-                try putURI(isDecl[k] ? -3 : attrURI[k])
-                if let colon = an.firstIndex(of: 0x3A) { try put(UnsafeBufferPointer(rebasing: an[(colon + 1)...])) } else { try put(an) }
-                let vr = k < specified ? rawAttrs[k].value : defaulted[k - specified].value
-                try vals.withUnsafeBufferPointer { (v) throws(AFSError) in try put(UnsafeBufferPointer(rebasing: v[vr])) }
-            }
-            try sviews.reserve(total)
-        } catch { throw XMLFail.error(error) }
-        let bp = UnsafePointer(sbytes.base!)
-        let ob = soffs.base!
-        func t(_ i: Int) -> XMLText { XMLText(start: bp + ob[i].0, count: ob[i].1) }
+        // The event: the qname (NUL-terminated) goes on the open-element stack; the
+        // attributes point into `sbytes`, the namespace names into `nsBytes`.
+        let nstart = names.count
+        try XMLPushParser.put(&names, qname.baseAddress!, qname.count)
+        try XMLPushParser.put(&names, 0)
+        do { try sviews.reserve(Swift.max(total, 1)) } catch { throw XMLFail.error(error) }
+        let sb = UnsafePointer(sbytes.base ?? names.base!)
+        let views = sviews.base!
         for k in 0..<total {
-            (sviews.base! + k).initialize(to: XMLAttribute(qname: t(3 + 4 * k), nsURI: t(4 + 4 * k), localName: t(5 + 4 * k),
-                                                         value: t(6 + 4 * k), isNamespaceDeclaration: isDecl[k]))
+            let a = attrs.base![k]
+            let local = a.prefixLen > 0 ? a.prefixLen + 1 : 0
+            (views + k).initialize(to: XMLAttribute(qname: XMLText(start: sb + a.name, count: a.nameLen), nsURI: uriText(a.uri),
+                                                    localName: XMLText(start: sb + a.name + local, count: a.nameLen - local),
+                                                    value: XMLText(start: sb + a.value, count: a.valueLen), isNamespaceDeclaration: a.isDecl))
         }
         sviews.count = total
-        let ok = sink.startElement(qname: t(0), nsURI: t(1), localName: t(2),
-                                   attributes: UnsafeBufferPointer(start: sviews.base, count: total))
-        if !ok { throw XMLFail.error(AFSError(.state, "stopped by the handler")) }
-        let o = Open(start: names.count, len: qname.count, prefixLen: epl, uri: euri, nsMark: nsMark)
+        let o = Open(start: nstart, len: qname.count, prefixLen: epl, uri: euri, nsMark: nsMark)
+        let q = UnsafePointer(names.base! + nstart)
+        let local = epl > 0 ? epl + 1 : 0
+        let ok = sink.startElement(qname: XMLText(start: q, count: qname.count), nsURI: uriText(euri),
+                                   localName: XMLText(start: q + local, count: qname.count - local),
+                                   attributes: UnsafeBufferPointer(start: views, count: total))
+        if !ok { names.count = nstart; throw XMLFail.error(AFSError(.state, "stopped by the handler")) }
         if empty {
-            names.append(contentsOf: qname)
             try reportEnd(o)
-            names.removeLast(qname.count)
-            bindings.removeLast(bindings.count - nsMark)
+            names.count = nstart
+            popBindings(to: nsMark)
         } else {
-            names.append(contentsOf: qname)
-            stack.append(o)
+            try XMLPushParser.put(&stack, o)
         }
     }
 
@@ -1047,27 +1144,10 @@ public final class XMLPushParser {
     }
 
     func reportEnd(_ o: Open) throws {
-        sbytes.count = 0
-        let ls = o.prefixLen > 0 ? o.start + o.prefixLen + 1 : o.start
-        var ulen = 0
-        do {
-            try names.withUnsafeBufferPointer { (n) throws(AFSError) in
-                try sbytes.append(UnsafeBufferPointer(rebasing: n[o.start..<(o.start + o.len)])); try sbytes.append(0)
-                if o.uri == -2 {
-                    ulen = XMLPushParser.xmlNS.count
-                    try XMLPushParser.xmlNS.withUnsafeBufferPointer { (b) throws(AFSError) in try sbytes.append(b) }
-                } else if o.uri >= 0 {
-                    ulen = bindings[o.uri].uri.count
-                    try bindings[o.uri].uri.withUnsafeBufferPointer { (b) throws(AFSError) in try sbytes.append(b) }
-                }
-                try sbytes.append(0)
-                try sbytes.append(UnsafeBufferPointer(rebasing: n[ls..<(o.start + o.len)])); try sbytes.append(0)
-            }
-        } catch { throw XMLFail.error(error) }
-        let bp = UnsafePointer(sbytes.base!)
-        let ll = o.start + o.len - ls
-        let ok = sink.endElement(qname: XMLText(start: bp, count: o.len), nsURI: XMLText(start: bp + o.len + 1, count: ulen),
-                                 localName: XMLText(start: bp + o.len + ulen + 2, count: ll))
+        let q = UnsafePointer(names.base! + o.start)
+        let local = o.prefixLen > 0 ? o.prefixLen + 1 : 0
+        let ok = sink.endElement(qname: XMLText(start: q, count: o.len), nsURI: uriText(o.uri),
+                                 localName: XMLText(start: q + local, count: o.len - local))
         if !ok { throw XMLFail.error(AFSError(.state, "stopped by the handler")) }
     }
 
@@ -1080,15 +1160,17 @@ public final class XMLPushParser {
         guard c.p[c.i] == 0x3E else { throw err("expected '>' to end the end tag", c, c.i) }
         c.i += 1
         let q = UnsafeBufferPointer(start: c.p + nr.lowerBound, count: nr.count)
-        guard let o = stack.last, !(c.inEntity && stack.count <= entityBaseDepth) else {
+        guard stack.count > 0, !(c.inEntity && stack.count <= entityBaseDepth) else {
             throw err("end tag </\(String(decoding: q, as: UTF8.self))> without a matching start tag", c, s)
         }
-        guard names[o.start..<(o.start + o.len)].elementsEqual(q) else {
-            throw err("end tag </\(String(decoding: q, as: UTF8.self))> does not match the start tag <\(String(decoding: names[o.start..<(o.start + o.len)], as: UTF8.self))>", c, s)
+        let o = stack.base![stack.count - 1]
+        let open = UnsafeBufferPointer(start: UnsafePointer(names.base! + o.start), count: o.len)
+        guard o.len == q.count && cafs_xml_eq(open.baseAddress!, q.baseAddress!, q.count) != 0 else {
+            throw err("end tag </\(String(decoding: q, as: UTF8.self))> does not match the start tag <\(String(decoding: open, as: UTF8.self))>", c, s)
         }
         try reportEnd(o)
-        stack.removeLast()
-        names.removeLast(o.len)
-        bindings.removeLast(bindings.count - o.nsMark)
+        stack.count -= 1
+        names.count = o.start
+        popBindings(to: o.nsMark)
     }
 }

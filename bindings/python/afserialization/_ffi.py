@@ -32,7 +32,7 @@ import os
 import threading
 from ctypes import (CFUNCTYPE, POINTER, Structure, byref, c_bool, c_char, c_char_p, c_double,
                     c_int, c_int64, c_size_t, c_uint, c_uint64, c_void_p)
-from ctypes import c_uint8
+from ctypes import c_uint8, c_uint32
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 from . import errors
@@ -110,6 +110,12 @@ class afs_reader_limits(Structure):
                 ("max_line_length", c_size_t), ("max_chunk_extension", c_size_t)]
 
 
+class afs_security_limits(Structure):
+    """``afs_security_limits``: the certificate reader's and a policy's limits (0: the default)."""
+    _fields_ = [("max_certificate_bytes", c_size_t), ("max_pem_bytes", c_size_t),
+                ("max_der_depth", c_size_t), ("max_pins", c_size_t), ("max_chain", c_size_t)]
+
+
 c_char_pp = POINTER(c_char_p)
 c_size_p = POINTER(c_size_t)
 
@@ -164,6 +170,21 @@ class afs_multipart_handler(Structure):
     """``afs_multipart_handler`` (section 16)."""
 
     _fields_ = [("part_begin", PART_BEGIN_FN), ("part_data", PART_DATA_FN), ("part_end", PART_END_FN)]
+
+
+class afs_multipart_event(Structure):
+    """``afs_multipart_event`` (section 16): one record of afs_multipart_parser_feed_events."""
+
+    _fields_ = [("flags", c_uint32), ("header_count", c_uint32), ("index", c_uint64),
+                ("head_offset", c_uint64), ("head_length", c_uint64),
+                ("data_offset", c_uint64), ("data_length", c_uint64)]
+
+
+class afs_multipart_feed_result(Structure):
+    """``afs_multipart_feed_result`` (section 16)."""
+
+    _fields_ = [("consumed", c_size_t), ("event_count", c_size_t), ("arena", c_void_p),
+                ("arena_length", c_size_t), ("more", c_int)]
 
 
 # --------------------------------------------------------------------------------------
@@ -470,6 +491,8 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
      [c_security_policy_p, c_void_p, c_size_t, _E], _STATUS),
     ("afs_security_policy_add_pinned_public_key_sha256", c_int,
      [c_security_policy_p, c_char_p, _E], _STATUS),
+    ("afs_security_policy_set_limits", c_int,
+     [c_security_policy_p, POINTER(afs_security_limits), _E], _STATUS),
     ("afs_security_policy_set_allows_invalid_certificates", None, [c_security_policy_p, c_bool], None),
     ("afs_security_policy_set_validates_domain_name", None, [c_security_policy_p, c_bool], None),
     ("afs_security_policy_set_time", None, [c_security_policy_p, c_int64], None),
@@ -478,6 +501,8 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_security_policy_evaluate", c_int,
      [c_security_policy_p, POINTER(c_void_p), c_size_p, c_size_t, c_char_p, c_bool, _E], _STATUS),
     ("afs_certificate_read", c_int, [c_void_p, c_size_t, POINTER(c_value_p), _E], _STATUS),
+    ("afs_certificate_read_with_limits", c_int,
+     [c_void_p, c_size_t, POINTER(afs_security_limits), POINTER(c_value_p), _E], _STATUS),
     # 16. decoders
     ("afs_query_parse", c_value_p, [c_char_p, c_size_t, POINTER(afs_query_parse_options), _E], _HANDLE),
     ("afs_form_body_parse", c_value_p, [c_void_p, c_size_t, POINTER(afs_query_parse_options), _E], _HANDLE),
@@ -486,6 +511,9 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     ("afs_multipart_parser_feed", c_int, [c_multipart_parser_p, c_void_p, c_size_t, _E], _STATUS),
     ("afs_multipart_parser_finish", c_int, [c_multipart_parser_p, _E], _STATUS),
     ("afs_multipart_parser_free", None, [c_multipart_parser_p], None),
+    ("afs_multipart_parser_feed_events", c_int,
+     [c_multipart_parser_p, c_void_p, c_size_t, POINTER(afs_multipart_event), c_size_t,
+      POINTER(afs_multipart_feed_result), _E], _STATUS),
     ("afs_multipart_reader_new", c_multipart_reader_p,
      [c_int, c_char_p, POINTER(afs_multipart_limits), _E], _HANDLE),
     ("afs_multipart_reader_next_part", c_int, [c_multipart_reader_p, _E], None),

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import io
+import struct
 import tempfile
 from ctypes import byref, c_void_p
 from typing import IO, Any, Iterator, List, Optional, Tuple
@@ -25,6 +26,7 @@ from typing import IO, Any, Iterator, List, Optional, Tuple
 from . import _ffi
 from ._ffi import lib
 from ._handle import CHandle
+from .errors import Status, make_error
 from .values import Value
 
 __all__ = ["parse_query", "parse_form", "Part", "MultipartParser", "iter_multipart"]
@@ -95,22 +97,74 @@ def _text(raw: Optional[bytes]) -> Optional[str]:
     return None if raw is None else raw.decode("utf-8", "surrogateescape")
 
 
+# afs_multipart_event flags (section 16) and layout (48 bytes, fixed widths).
+_BEGIN, _END, _IN_ARENA, _HAS_NAME, _HAS_FILENAME = 1, 2, 4, 8, 16
+_EVENT = struct.Struct("=IIQQQQQ")
+assert _EVENT.size == ctypes.sizeof(_ffi.afs_multipart_event)
+#: Records per afs_multipart_parser_feed_events call (48 bytes each).
+_MAX_EVENTS = 4096
+_feed_events = lib.untyped("afs_multipart_parser_feed_events")
+
+
 class Part:
     """One part: ``name`` and ``filename`` (``str`` or ``None``; decoded from
     Content-Disposition), ``headers`` (a list of ``(name, value)`` as sent, values decoded as
     latin-1 like ``http.client``), ``body`` (a binary file object at offset 0: an ``io.BytesIO``, or a temporary file on
-    disk once the part passed ``spool_bytes``), ``size``."""
+    disk once the part passed ``spool_bytes``), ``size``.
 
-    __slots__ = ("index", "name", "filename", "headers", "body", "size")
+    Parts made by the parser decode their name, filename and headers when first asked for
+    them, and make their ``body`` object on first use (a small field costs one object)."""
 
-    def __init__(self, index: int, name: Optional[str], filename: Optional[str],
-                 headers: List[Tuple[str, str]], body: IO[bytes]) -> None:
+    __slots__ = ("index", "size", "_head", "_flags", "_decoded", "_data", "_file")
+
+    def __init__(self, index: int, name: Optional[str] = None, filename: Optional[str] = None,
+                 headers: Optional[List[Tuple[str, str]]] = None, body: Optional[IO[bytes]] = None) -> None:
         self.index = index
-        self.name = name
-        self.filename = filename
-        self.headers = headers
-        self.body = body
         self.size = 0
+        self._head = None
+        self._flags = 0
+        self._decoded = (name, filename, list(headers or []))
+        self._data = None
+        self._file = body if body is not None else io.BytesIO()
+
+    def _fields(self) -> Tuple[Optional[str], Optional[str], List[Tuple[str, str]]]:
+        d = getattr(self, "_decoded", None)  # unset on parts the parser made
+        if d is None:
+            # The head block: name NUL filename NUL (header name NUL value NUL)*
+            s = self._head.split(b"\0")
+            f = self._flags
+            d = self._decoded = (
+                s[0].decode("utf-8", "surrogateescape") if f & _HAS_NAME else None,
+                s[1].decode("utf-8", "surrogateescape") if f & _HAS_FILENAME else None,
+                [(s[i].decode("latin-1"), s[i + 1].decode("latin-1")) for i in range(2, len(s) - 1, 2)])
+            self._head = None
+        return d
+
+    @property
+    def name(self) -> Optional[str]:
+        return self._fields()[0]
+
+    @property
+    def filename(self) -> Optional[str]:
+        return self._fields()[1]
+
+    @property
+    def headers(self) -> List[Tuple[str, str]]:
+        return self._fields()[2]
+
+    @property
+    def body(self) -> IO[bytes]:
+        f = getattr(self, "_file", None)  # unset on small parts the parser made
+        if f is None:
+            d = self._data
+            f = self._file = io.BytesIO(d if d is not None else b"")
+            self._data = None
+        return f
+
+    @body.setter
+    def body(self, value: IO[bytes]) -> None:
+        self._file = value
+        self._data = None
 
     def header(self, name: str) -> Optional[str]:
         """The first header called ``name`` (case-insensitive), or ``None``."""
@@ -126,6 +180,9 @@ class Part:
 
     def read(self) -> bytes:
         """The whole body (from the start)."""
+        if getattr(self, "_file", None) is None:
+            d = self._data
+            return d if d is not None else b""
         self.body.seek(0)
         data = self.body.read()
         self.body.seek(0)
@@ -141,6 +198,10 @@ class MultipartParser:
     ``feed(data)`` returns the parts it finished (their bodies complete and rewound);
     ``close()`` checks that the closing boundary was seen and frees the parser. Usable as a
     context manager. ``content_type`` is the request's Content-Type (or the bare boundary).
+
+    One C call per piece fed (``afs_multipart_parser_feed_events``, a few more for a piece
+    with thousands of parts), no callback: the events come back as records, and a part's
+    data is a slice of the piece fed (or of the parser's arena for decoded data).
     """
 
     def __init__(self, content_type: "str | bytes", spool_bytes: int = 1 << 20, **limits: Any) -> None:
@@ -148,63 +209,125 @@ class MultipartParser:
         self._spool = spool_bytes
         self._done: List[Part] = []
         self._current: Optional[Part] = None
-        self._write: Any = None
-        self._size = 0
-        handler = _ffi.afs_multipart_handler()
-        # The callbacks stay alive with this object (C keeps their addresses).
-        self._callbacks = (_ffi.PART_BEGIN_FN(self._on_begin), _ffi.PART_DATA_FN(self._on_data),
-                           _ffi.PART_END_FN(self._on_end))
-        handler.part_begin, handler.part_data, handler.part_end = self._callbacks
-        ptr = lib.afs_multipart_parser_new(ct, byref(_limits(limits)), byref(handler), None)
+        #: Private hook (the benchmark's): when set, ``_sink(part, data)`` gets each piece of
+        #: data instead of the part's body.
+        self._sink: Any = None
+        self._failed: Optional[BaseException] = None
+        ptr = lib.afs_multipart_parser_new(ct, byref(_limits(limits)), None, None)
         self._h = CHandle(ptr, lib.raw.afs_multipart_parser_free, "afs_multipart_parser")
-        self._h.keepalive["callbacks"] = self._callbacks
+        self._ptr = ctypes.cast(ptr, c_void_p).value
+        self._events = (_ffi.afs_multipart_event * _MAX_EVENTS)()
+        self._view = memoryview(self._events).cast("B")
+        self._res = _ffi.afs_multipart_feed_result()
+        self._rref = byref(self._res)
+        self._err = _ffi.afs_error()
+        self._eref = byref(self._err)
 
-    def _on_begin(self, ctx: Any, index: int, name: Any, filename: Any, names: Any, values: Any, count: int) -> int:
-        try:
-            headers = [(names[i].decode("latin-1"), values[i].decode("latin-1")) for i in range(count)]
-            body = io.BytesIO()
-            self._current = Part(index, _text(name), _text(filename), headers, body)
-            self._size = 0
-            self._write = body.write
-            return 0
-        except BaseException as e:  # stored, re-raised after the C call
-            _ffi.store_exception(e)
-            return 1
+    def _run(self, data: bytes, n: int) -> None:
+        """Feeds data[0:n] (n 0: what the parser held back), turning records into parts."""
+        if self._failed is not None:
+            raise make_error(Status.STATE, f"the multipart parser failed earlier: {self._failed!r}") from self._failed
+        self._h.get()  # raises after close
+        address = ctypes.cast(ctypes.c_char_p(data), c_void_p).value if n else None
+        res = self._res
+        off = 0
+        while True:
+            status = _feed_events(self._ptr, address + off if n else None, n - off, self._events, _MAX_EVENTS,
+                                  self._rref, self._eref)
+            if status:
+                raise self._err.to_exception(status)
+            count = res.event_count
+            if count:
+                try:
+                    self._records(data, off, count, res.arena, res.arena_length)
+                except BaseException as e:
+                    self._failed = e
+                    index = self._current.index if self._current is not None else len(self._done)
+                    raise make_error(Status.STATE, f"building part {index} failed: {e!r}") from e
+            off += res.consumed
+            if not res.more:
+                return
 
-    def _on_data(self, ctx: Any, address: Any, n: int) -> int:
-        try:
-            self._size += n
-            if self._size > self._spool and isinstance(self._current.body, io.BytesIO):
-                # Past spool_bytes: move to a temporary file on disk (as SpooledTemporaryFile).
-                disk = tempfile.TemporaryFile()
-                disk.write(self._current.body.getbuffer())
-                self._current.body = disk
-                self._write = disk.write
-            self._write(ctypes.string_at(address, n))
-            return 0
-        except BaseException as e:
-            _ffi.store_exception(e)
-            return 1
-
-    def _on_end(self, ctx: Any) -> int:
+    def _records(self, data: bytes, base: int, count: int, arena_at: Optional[int], arena_len: int) -> None:
+        arena = ctypes.string_at(arena_at, arena_len) if arena_len else b""
+        append = self._done.append
         part = self._current
-        if part is not None:
-            part.size = part.body.tell()
-            part.body.seek(0)
-            self._done.append(part)
-        self._current = None
-        self._write = None
-        return 0
+        sink = self._sink
+        spool = self._spool
+        new = _new_part
+        P = Part
+        for flags, hc, index, ho, hl, do, dl in _EVENT.iter_unpack(self._view[:count * 48]):
+            if flags & 7 == 3 and dl <= spool:
+                # A whole part in this record, its data in the chunk: the common small field.
+                part = new(P)  # (_decoded and _file unset: see _fields and body)
+                part.index = index
+                part._head = arena[ho:ho + hl]
+                part._flags = flags
+                part.size = dl
+                if sink is None:
+                    do += base
+                    part._data = data[do:do + dl]
+                else:
+                    part._data = None
+                    if dl:
+                        do += base
+                        sink(part, data[do:do + dl])
+                append(part)
+                continue
+            if flags & 1:
+                part = new(P)
+                part.index = index
+                part.size = 0
+                part._head = arena[ho:ho + hl]
+                part._flags = flags
+                part._data = part._file = None
+            if dl:
+                if flags & 4:
+                    piece = arena[do:do + dl]
+                else:
+                    do += base
+                    piece = data[do:do + dl] if dl < 65536 else memoryview(data)[do:do + dl]
+                size = part.size + dl
+                part.size = size
+                if sink is not None:
+                    sink(part, piece)
+                elif part._file is not None:
+                    part._file.write(piece)
+                elif size > spool:
+                    # Past spool_bytes: a temporary file on disk (as SpooledTemporaryFile).
+                    disk = tempfile.TemporaryFile()
+                    d = part._data
+                    if d is not None:
+                        disk.write(b"".join(d) if type(d) is list else d)
+                        part._data = None
+                    disk.write(piece)
+                    part._file = disk
+                else:
+                    d = part._data
+                    if d is None:
+                        part._data = piece if type(piece) is bytes else bytes(piece)
+                    elif type(d) is list:
+                        d.append(piece)
+                    else:
+                        part._data = [d, piece]
+            if flags & 2:
+                d = part._data
+                if type(d) is list:
+                    part._data = b"".join(d)
+                elif d is not None and type(d) is not bytes:
+                    part._data = bytes(d)
+                if part._file is not None:
+                    part._file.seek(0)
+                append(part)
+                part = None
+        self._current = part
 
     def feed(self, data: bytes) -> List[Part]:
         """Parses the next bytes of the body; returns the parts they finished."""
-        view = memoryview(data).cast("B") if not isinstance(data, bytes) else data
-        n = len(view)
-        if isinstance(view, bytes):
-            lib.afs_multipart_parser_feed(self._h.get(), view, n)
-        else:
-            buf = (ctypes.c_char * n).from_buffer_copy(view) if n else None
-            lib.afs_multipart_parser_feed(self._h.get(), buf, n)
+        if type(data) is not bytes:
+            data = bytes(data)
+        if data:
+            self._run(data, len(data))
         done, self._done = self._done, []
         return done
 
@@ -215,6 +338,7 @@ class MultipartParser:
         if self._h.closed:
             return []
         try:
+            self._run(b"", 0)  # what the parser held back
             lib.afs_multipart_parser_finish(self._h.get())
             done, self._done = self._done, []
             return done
@@ -229,6 +353,9 @@ class MultipartParser:
             self.close()
         elif not self._h.closed:
             self._h.close()
+
+
+_new_part = object.__new__
 
 
 def iter_multipart(fileobj: IO[bytes], content_type: "str | bytes", spool_bytes: int = 1 << 20,

@@ -27,7 +27,7 @@ import ctypes
 import enum
 import ssl
 from ctypes import byref, c_size_t, c_void_p, cast
-from typing import Any, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _ffi
 from ._enum import QuietEnumMeta
@@ -73,14 +73,32 @@ def _bytes(data: Any, what: str) -> bytes:
 _DER = getattr(ssl, "ENCODING_DER", getattr(getattr(ssl, "_ssl", None), "ENCODING_DER", 1))
 
 
-def read_certificates(der_or_pem: CertificateBytes) -> List[dict]:
+#: The fields of ``afs_security_limits``, in order.
+LIMIT_NAMES = tuple(name for name, _ in _ffi.afs_security_limits._fields_)
+
+
+def _limits(limits: Mapping[str, int]) -> Any:
+    """An ``afs_security_limits`` from keyword arguments (missing ones: the defaults)."""
+    unknown = set(limits) - set(LIMIT_NAMES)
+    if unknown:
+        raise TypeError(f"unknown limit(s): {', '.join(sorted(unknown))}; known: {', '.join(LIMIT_NAMES)}")
+    for name, v in limits.items():
+        if int(v) < 1:
+            raise ValueError(f"{name} must be at least 1")
+    return _ffi.afs_security_limits(*(int(limits.get(n, 0)) for n in LIMIT_NAMES))
+
+
+def read_certificates(der_or_pem: CertificateBytes, **limits: int) -> List[dict]:
     """The certificates of DER bytes or PEM text as the policy reads them
     (``afs_certificate_read``): dictionaries with ``spki``, ``spki_sha256``, ``dns_names``,
     ``ip_addresses``, ``not_before``, ``not_after`` (Unix seconds), ``common_name`` and
-    ``version``. Raises :class:`InvalidArgumentError` naming the field and byte offset."""
+    ``version``. Raises :class:`InvalidArgumentError` naming the field and byte offset.
+    ``limits``: ``max_certificate_bytes``, ``max_pem_bytes``, ``max_der_depth`` (see
+    ``afs_security_limits``; defaults 1 MiB, 16 MiB, 32)."""
     data = _bytes(der_or_pem, "der_or_pem")
     out = _ffi.c_value_p()
-    lib.afs_certificate_read(data, len(data), byref(out))
+    lib.afs_certificate_read_with_limits(data, len(data), byref(_limits(limits)) if limits else None,
+                                         byref(out))
     try:
         return tree_to_python(cast(out, c_void_p).value)
     finally:
@@ -103,7 +121,8 @@ class SecurityPolicy:
                  pinned_public_keys: Union[str, Iterable[str]] = (),
                  allows_invalid_certificates: bool = False,
                  validates_domain_name: bool = True,
-                 time: Optional[int] = None) -> None:
+                 time: Optional[int] = None,
+                 limits: Optional[Mapping[str, int]] = None) -> None:
         """
         Args:
             mode: :class:`PinningMode`.
@@ -114,10 +133,16 @@ class SecurityPolicy:
             allows_invalid_certificates: AFNetworking's allowInvalidCertificates.
             validates_domain_name: AFNetworking's validatesDomainName.
             time: Unix seconds at which a pinned leaf's validity is checked (None: now).
+            limits: ``max_certificate_bytes``, ``max_pem_bytes``, ``max_der_depth``,
+                ``max_pins``, ``max_chain`` (``afs_security_limits``; missing: the
+                defaults 1 MiB, 16 MiB, 32, 4096, 64). Set before the pins are added.
         """
         self._mode = PinningMode(mode)
         self._h = CHandle(lib.afs_security_policy_new(int(self._mode)),
                           lib.raw.afs_security_policy_free, "afs_security_policy")
+        self._limits = dict(limits or {})
+        if self._limits:
+            lib.afs_security_policy_set_limits(self._h.get(), byref(_limits(self._limits)))
         for i, c in enumerate(pinned_certificates):
             data = _bytes(c, f"pinned_certificates[{i}]")
             try:
@@ -150,6 +175,11 @@ class SecurityPolicy:
     @property
     def time(self) -> Optional[int]:
         return self._time
+
+    @property
+    def limits(self) -> Dict[str, int]:
+        """The limits set (a copy; missing names have their defaults)."""
+        return dict(self._limits)
 
     def add_pinned_certificate(self, der_or_pem: CertificateBytes) -> None:
         """Pins a certificate (DER or PEM; every block of a PEM text)."""
