@@ -378,8 +378,8 @@ AFS_API void afs_value_free(afs_value *v);
  * errors and offsets, same layout), and outlive the parser.
  *
  * How it reads: stage 1 makes one pass over the text in 64-byte blocks with vector compares
- * (32-byte AVX2 when the CPU has it, chosen at run time; 16-byte SSE2 otherwise; the
- * environment variable AFS_JSON_STAGE1=portable|sse2|avx2 forces one) that finds the quotes,
+ * (AVX-512 or AVX2 when the CPU has them, chosen at run time; 16-byte SSE2 otherwise; the
+ * environment variable AFS_JSON_STAGE1=portable|sse2|avx2|avx512 forces one) that finds the quotes,
  * the escaped bytes, the bytes inside strings, the structural characters and the start of
  * every number and literal, checks the UTF-8 of the whole text, and writes their positions
  * to the index, a window at a time; stage 2 walks the index and builds the value. A text either stage rejects

@@ -106,12 +106,12 @@ final class JSONStructuralIndexTests: XCTestCase {
     }
 
     func testThatEveryStage1PathIsOfferedAndTheEnvironmentChoosesOne() {
-        // The portable and SSE2 paths run everywhere; AVX2 where the CPU has it (the other
+        // The portable and SSE2 paths run everywhere; AVX2 and AVX-512 where the CPU has them (the other
         // tests run every path in `Stage1.paths`).
         XCTAssertTrue(Stage1.paths.contains(Stage1.portable))
         XCTAssertTrue(Stage1.paths.contains(Stage1.sse2))
         XCTAssertTrue(Stage1.paths.contains(Stage1.defaultPath))
-        let names = ["portable": Stage1.portable, "sse2": Stage1.sse2, "avx2": Stage1.avx2]
+        let names = ["portable": Stage1.portable, "sse2": Stage1.sse2, "avx2": Stage1.avx2, "avx512": Stage1.avx512]
         if let forced = ProcessInfo.processInfo.environment["AFS_JSON_STAGE1"], let path = names[forced],
            Stage1.paths.contains(path) {
             XCTAssertEqual(Stage1.defaultPath, path)

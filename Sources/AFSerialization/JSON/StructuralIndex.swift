@@ -3,12 +3,12 @@ internal import CAFSerialization
 /// JSON reading in two stages, as simdjson does it (issue 23).
 ///
 /// Stage 1 (`Stage1`, C in Sources/CAFSerialization/json_stage1.c) makes one pass over the
-/// input in 64-byte blocks. Each block is classified by vector compares (32-byte AVX2 when
-/// the CPU has it, chosen at run time; 16-byte SSE2 otherwise; byte by byte on the portable
-/// path, the reference) into 64-bit masks: quotes, backslashes, the structural characters
+/// input in 64-byte blocks. Each block is classified by vector compares (64-byte AVX-512 or
+/// 32-byte AVX2 when the CPU has them, chosen at run time; 16-byte SSE2 otherwise; byte by
+/// byte on the portable path, the reference) into 64-bit masks: quotes, backslashes, the structural characters
 /// `{}[]:,`, whitespace and control bytes. Backslash runs decide which bytes are escaped (a
 /// byte after an odd run); the unescaped quotes, prefix-XORed (a carry-less multiplication
-/// on the AVX2 path, a shift-xor ladder otherwise), give the bytes inside strings. Written to the index, in order: every structural character outside strings,
+/// on the AVX2 and AVX-512 paths, a shift-xor ladder otherwise), give the bytes inside strings. Written to the index, in order: every structural character outside strings,
 /// every opening and closing quote, and the first byte of every other run outside strings
 /// (a number, a literal, or a stray byte). UTF-8 is checked for the whole input (the
 /// compares of `Wide.utf8Errors`, only on blocks with a byte of 0x80 or above and the block
@@ -102,12 +102,14 @@ struct Stage1 {
     /// The window of a parse: 64K entries (256 KiB).
     static let window = 1 << 16
 
-    /// Byte by byte (the reference), 16-byte vectors, 32-byte AVX2 vectors.
+    /// Byte by byte (the reference), 16-byte vectors, 32-byte AVX2 vectors, 64-byte
+    /// AVX-512 (F and BW) vectors.
     static let portable = Int32(CAFS_JSON_PORTABLE), sse2 = Int32(CAFS_JSON_SSE2), avx2 = Int32(CAFS_JSON_AVX2)
+    static let avx512 = Int32(CAFS_JSON_AVX512)
     /// The paths this CPU runs (tests run each).
-    static let paths: [Int32] = [portable, sse2, avx2].filter { cafs_json_stage1_has_path($0) != 0 }
+    static let paths: [Int32] = [portable, sse2, avx2, avx512].filter { cafs_json_stage1_has_path($0) != 0 }
     /// The fastest path the CPU has, unless the environment variable `AFS_JSON_STAGE1`
-    /// (portable, sse2, avx2) names another it has.
+    /// (portable, sse2, avx2, avx512) names another it has.
     static let defaultPath = Int32(cafs_json_stage1_default_path())
 
     var c: cafs_json_stage1

@@ -1,6 +1,6 @@
 /*
  * Stage 1 of the two-stage JSON reader (Sources/AFSerialization/JSON/StructuralIndex.swift),
- * in C so that one library carries an AVX2 path chosen at run time beside the SSE2 one and
+ * in C so that one library carries AVX2 and AVX-512 paths chosen at run time beside the SSE2 one and
  * a portable one (Swift compiles for the baseline x86-64 only). Not installed; not exported.
  *
  * The scanner indexes 64-byte blocks: each structural character `{}[]:,` outside strings,
@@ -19,8 +19,9 @@
 extern "C" {
 #endif
 
-/** The ways to classify a block: byte by byte, 16-byte SSE2 vectors, 32-byte AVX2 vectors. */
-enum { CAFS_JSON_PORTABLE = 0, CAFS_JSON_SSE2 = 1, CAFS_JSON_AVX2 = 2 };
+/** The ways to classify a block: byte by byte, 16-byte SSE2 vectors, 32-byte AVX2 vectors,
+ *  64-byte AVX-512 (F, BW) vectors with compares to 64-bit masks. */
+enum { CAFS_JSON_PORTABLE = 0, CAFS_JSON_SSE2 = 1, CAFS_JSON_AVX2 = 2, CAFS_JSON_AVX512 = 3 };
 
 typedef struct cafs_json_stage1 {
     const uint8_t *p;          /* the input, n bytes */
@@ -34,7 +35,7 @@ typedef struct cafs_json_stage1 {
     uint64_t problems;         /* nonzero: a control byte inside a string */
     uint64_t utf8_errors;      /* nonzero: invalid UTF-8 seen */
     uint64_t high_before;      /* whether the last block had a byte of 0x80 or above */
-    int path;                  /* CAFS_JSON_PORTABLE, _SSE2 or _AVX2 (one the CPU has) */
+    int path;                  /* CAFS_JSON_PORTABLE, _SSE2, _AVX2 or _AVX512 (one the CPU has) */
 } cafs_json_stage1;
 
 /* Bits of the bytes escaped by a backslash (the byte after each backslash that is not
@@ -54,7 +55,7 @@ static inline uint64_t cafs_json_escaped(uint64_t backslash, uint64_t *carry) {
 }
 
 /** The path a parse uses by default: the fastest the CPU has, or the one named by the
- *  environment variable AFS_JSON_STAGE1 (portable, sse2 or avx2; one the CPU lacks falls
+ *  environment variable AFS_JSON_STAGE1 (portable, sse2, avx2 or avx512; one the CPU lacks falls
  *  back to the fastest it has). Read once. */
 int cafs_json_stage1_default_path(void);
 /** Whether this CPU (and this build) can run `path`. */
