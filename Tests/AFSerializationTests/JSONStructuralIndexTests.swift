@@ -143,6 +143,10 @@ final class JSONStructuralIndexTests: XCTestCase {
             try checkBothParsers(Array("[\(t)]".utf8), t)
             try checkBothParsers(Array("{\"k\":\(t),\"x\":[\(t),1]}".utf8), "number \(j) in an object")
         }
+        // The table of one-byte escapes: 128 bytes, the 8 escapes and nothing else.
+        XCTAssertEqual(Stage2.escapes.utf8CodeUnitCount, 128)
+        let expected: [UInt8: UInt8] = [0x22: 0x22, 0x5C: 0x5C, 0x2F: 0x2F, 0x62: 0x08, 0x66: 0x0C, 0x6E: 0x0A, 0x72: 0x0D, 0x74: 0x09]
+        for b in 0..<128 { XCTAssertEqual(Stage2.escapes.utf8Start[b], expected[UInt8(b)] ?? 0, "escape byte \(b)") }
         for gap in 0...40 {
             let run = String(repeating: "a", count: gap)
             let s = "\"" + (0..<6).map { _ in run + ["\\n", "\\\"", "\\\\", "\\u00e9", "\\t"][Int(rng.next() % 5)] }.joined() + run + "\""

@@ -498,6 +498,11 @@ struct Stage2 {
         return -1
     }
 
+    /// What each one-byte escape stands for (`"`, backslash, `/`, `b`, `f`, `n`, `r`, `t`
+    /// after the backslash), by the byte after the backslash; 0 for any other byte. 128
+    /// bytes of constant data.
+    static let escapes: StaticString = "\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\"\0\0\0\0\0\0\0\0\0\0\0\0/\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\0\\\0\0\0\0\0\u{8}\0\0\0\u{C}\0\0\0\0\0\0\0\n\0\0\0\r\0\t\0\0\0\0\0\0\0\0\0\0\0"
+
     /// Unescapes `p[from..<end]` into `dst`; the bytes written, or nil for a bad escape.
     func unescape(_ from: Int, _ end: Int, _ dst: UnsafeMutablePointer<UInt8>) -> Int? {
         var i = from
@@ -542,42 +547,36 @@ struct Stage2 {
             guard i < end else { return nil }
             let e = p[i]
             i &+= 1
-            var out: UInt8
-            switch e {
-            case 0x22, 0x5C, 0x2F: out = e
-            case UInt8(ascii: "b"): out = 0x08
-            case UInt8(ascii: "f"): out = 0x0C
-            case UInt8(ascii: "n"): out = 0x0A
-            case UInt8(ascii: "r"): out = 0x0D
-            case UInt8(ascii: "t"): out = 0x09
-            case UInt8(ascii: "u"):
-                guard var s = hex4(i, end) else { return nil }
-                i &+= 4
-                if s >= 0xD800 && s <= 0xDBFF {
-                    guard i &+ 1 < end, p[i] == 0x5C, p[i &+ 1] == UInt8(ascii: "u"), let low = hex4(i &+ 2, end),
-                          low >= 0xDC00 && low <= 0xDFFF else { return nil }
-                    i &+= 6
-                    s = 0x10000 &+ ((s &- 0xD800) << 10) &+ (low &- 0xDC00)
-                } else if s >= 0xDC00 && s <= 0xDFFF {
-                    return nil
-                }
-                if s < 0x80 {
-                    dst[o] = UInt8(s); o &+= 1
-                } else if s < 0x800 {
-                    dst[o] = UInt8(0xC0 | (s >> 6)); dst[o &+ 1] = UInt8(0x80 | (s & 0x3F)); o &+= 2
-                } else if s < 0x10000 {
-                    dst[o] = UInt8(0xE0 | (s >> 12)); dst[o &+ 1] = UInt8(0x80 | ((s >> 6) & 0x3F))
-                    dst[o &+ 2] = UInt8(0x80 | (s & 0x3F)); o &+= 3
-                } else {
-                    dst[o] = UInt8(0xF0 | (s >> 18)); dst[o &+ 1] = UInt8(0x80 | ((s >> 12) & 0x3F))
-                    dst[o &+ 2] = UInt8(0x80 | ((s >> 6) & 0x3F)); dst[o &+ 3] = UInt8(0x80 | (s & 0x3F)); o &+= 4
-                }
+            // The one-byte escapes by a table lookup (a switch compiled to a jump table
+            // whose indirect branch mispredicted on mixed escapes).
+            let out = e < 0x80 ? Stage2.escapes.utf8Start[Int(e)] : 0
+            if out != 0 {
+                dst[o] = out
+                o &+= 1
                 continue
-            default:
+            }
+            guard e == UInt8(ascii: "u") else { return nil }
+            guard var s = hex4(i, end) else { return nil }
+            i &+= 4
+            if s >= 0xD800 && s <= 0xDBFF {
+                guard i &+ 1 < end, p[i] == 0x5C, p[i &+ 1] == UInt8(ascii: "u"), let low = hex4(i &+ 2, end),
+                      low >= 0xDC00 && low <= 0xDFFF else { return nil }
+                i &+= 6
+                s = 0x10000 &+ ((s &- 0xD800) << 10) &+ (low &- 0xDC00)
+            } else if s >= 0xDC00 && s <= 0xDFFF {
                 return nil
             }
-            dst[o] = out
-            o &+= 1
+            if s < 0x80 {
+                dst[o] = UInt8(s); o &+= 1
+            } else if s < 0x800 {
+                dst[o] = UInt8(0xC0 | (s >> 6)); dst[o &+ 1] = UInt8(0x80 | (s & 0x3F)); o &+= 2
+            } else if s < 0x10000 {
+                dst[o] = UInt8(0xE0 | (s >> 12)); dst[o &+ 1] = UInt8(0x80 | ((s >> 6) & 0x3F))
+                dst[o &+ 2] = UInt8(0x80 | (s & 0x3F)); o &+= 3
+            } else {
+                dst[o] = UInt8(0xF0 | (s >> 18)); dst[o &+ 1] = UInt8(0x80 | ((s >> 12) & 0x3F))
+                dst[o &+ 2] = UInt8(0x80 | ((s >> 6) & 0x3F)); dst[o &+ 3] = UInt8(0x80 | (s & 0x3F)); o &+= 4
+            }
         }
         return o
     }
