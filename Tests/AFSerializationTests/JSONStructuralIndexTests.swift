@@ -350,6 +350,14 @@ final class JSONToPickleIndexedTests: XCTestCase {
                   "{\"k\":\"v\",\"k\":\"w\",\"e\\u00e9\":[\"short\",\"short\",\"a\\nb\"]}", "[1,]", "\"x\"", "1", "[\"\\q\"]"] {
             try checkPickleBothWays(Array(s.utf8), s)
         }
+        // Escaped strings longer than the scratch block's first size (4 KiB), growing one
+        // after another, then shorter ones again; and a bad escape at the end of a long one.
+        var doc = "["
+        for length in [10, 5000, 4090, 20_000, 100, 70_000, 3] {
+            doc += "\"" + String(repeating: "ab\\n\\\"c\\u00e9 ", count: length / 12 + 1) + "\","
+        }
+        try checkPickleBothWays(Array((doc + "{\"k\\t\":1}]").utf8), "long escaped strings")
+        try checkPickleBothWays(Array((doc + "\"" + String(repeating: "x", count: 9000) + "\\q\"]").utf8), "a bad escape after 9000 bytes")
     }
 }
 

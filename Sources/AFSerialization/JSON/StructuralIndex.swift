@@ -300,11 +300,15 @@ struct Stage2 {
     let n: Int
     /// Stage 1, run a window ahead of this walk.
     var s1: Stage1
-    let text: UnsafeMutablePointer<UInt8>
+    var text: UnsafeMutablePointer<UInt8>
     let maxDepth: Int
     /// The next index entry (in the window).
     var k = 0
     var textCount = 0
+    /// JSON-to-pickle's scratch for unescaped strings (JSONToPickleIndexed.swift): its size,
+    /// and whether growing it failed (out of memory, not a rejection).
+    var scratchCapacity = 0
+    var scratchFailed = false
 
     @inline(__always)
     func at(_ j: Int) -> Int { Int(truncatingIfNeeded: s1.out[j]) }

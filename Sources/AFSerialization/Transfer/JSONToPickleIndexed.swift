@@ -19,13 +19,20 @@ extension JSONToPickle {
         guard scanner.count > 0 else { return nil }
         let first = p[Int(index.positions[0])]
         if !allowFragments && first != UInt8(ascii: "{") && first != UInt8(ascii: "[") { return nil }
-        // Unescaped strings are written here one at a time (never longer than the input).
-        guard let raw = afsMalloc(n &+ 9) else { throw AFSError.noMemory("a JSON string", bytes: n &+ 9) }
-        defer { free(raw) }
-        var stage = Stage2(p: p, n: n, s1: scanner, text: raw.bindMemory(to: UInt8.self, capacity: n &+ 9),
+        // Unescaped strings are written to a scratch block one at a time; it starts small
+        // and grows to the longest escaped string (not the whole input's size up front: a
+        // 10 MB block allocated and freed per call also slowed the Python side's unpickling).
+        let scratchSize = 4096
+        guard let raw = afsMalloc(scratchSize) else { throw AFSError.noMemory("a JSON string", bytes: scratchSize) }
+        var stage = Stage2(p: p, n: n, s1: scanner, text: raw.bindMemory(to: UInt8.self, capacity: scratchSize),
                            maxDepth: JSONParser.defaultMaxDepth)
+        stage.scratchCapacity = scratchSize
+        defer { free(stage.text) }
         var w = PickleWriter(capacity: n + n / 4 + 64)
-        guard stage.pickle(&w, exactIntegers: exactIntegers) else { return nil }
+        guard stage.pickle(&w, exactIntegers: exactIntegers) else {
+            if stage.scratchFailed { throw AFSError.noMemory("a JSON string", bytes: stage.scratchCapacity) }
+            return nil
+        }
         return try w.take()
     }
 }
@@ -126,6 +133,17 @@ extension Stage2 {
         let len = close &- start
         guard len > 0, let hit = memchr(p + start, 0x5C, len) else {
             return (UnsafeBufferPointer(start: p + start, count: len), true)
+        }
+        // The scratch holds the string and 8 bytes of room for unescape's stores.
+        if len &+ 16 > scratchCapacity {
+            let want = Swift.max(len &+ 16, scratchCapacity &* 2)
+            guard let grown = afsRealloc(text, want) else {
+                scratchFailed = true
+                scratchCapacity = want
+                return nil
+            }
+            text = grown.bindMemory(to: UInt8.self, capacity: want)
+            scratchCapacity = want
         }
         // The bytes before the first backslash are copied as they are.
         let copied = UnsafeRawPointer(hit).assumingMemoryBound(to: UInt8.self) - (p + start)
