@@ -44,9 +44,12 @@ public enum QueryDecoder {
         return try tree.value()
     }
 
-    /// `parse` written straight as the pickle subset of `Pickle` (what `PickleWriter` writes
-    /// for the parsed tree, without building it), in `malloc` memory (free with `free`), and
-    /// its length. Throws as `parse`. C: `afs_query_parse_pickle`.
+    /// `parse` written straight as the pickle subset of `Pickle`, without building the tree:
+    /// what `PickleWriter` writes for the parsed tree, except that a repeated flat name of a
+    /// query whose names are all flat (brackets and indexed styles) is written each time
+    /// it comes, which loads as the tree (Python's `dict`, as `ValueDict`, keeps a repeated
+    /// key at its first position with the last value). In `malloc` memory (free with
+    /// `free`), with its length. Throws as `parse`. C: `afs_query_parse_pickle`.
     public static func mallocPickle(_ text: UnsafeBufferPointer<UInt8>, options: QueryParseOptions = QueryParseOptions()) throws -> (UnsafeMutablePointer<UInt8>, Int) {
         let tree = try QueryTree.parse(text, options: options)
         var w = PickleWriter(capacity: tree.bytes.count + 4 * tree.entries.count + 64)
@@ -139,9 +142,19 @@ struct QueryTree: ~Copyable {
     var bytes: ByteWriter
     var nodes: [QueryContainer] = []
     var entries: [QueryEntry] = []
-    /// Entry indices (-1: free); a power of two at most half full.
-    var slots: [Int] = []
+    /// The table: 0 free, else the hash's high 32 bits over the entry index + 1 (a probe
+    /// reads an entry only when those bits match); a power of two at most half full,
+    /// allocated when first needed.
+    var slots: [UInt64] = []
     var used = 0
+    /// The size the table starts at (room for every parameter at the top).
+    var initialSlots = 16
+    /// True while every name so far was flat (brackets and indexed): the top's members are
+    /// then only appended, a repeated name included, and not yet in the table. A repeated
+    /// flat name's only effect (the last value at the first position) is what a
+    /// `ValueDict` and Python's `dict` do with repeated keys, so a query of flat names never
+    /// needs the table; the first nested name replays them into it (`indexTop`).
+    var topDeferred = true
     var segments: [QuerySegment] = []
 
     /// Parses `text` (see `QueryDecoder.parse`).
@@ -179,10 +192,8 @@ struct QueryTree: ~Copyable {
         }
         let expected = Swift.min(pieces, options.maxParams)
         try entries.checkedReserve(expected, "\(expected) query parameters")
-        var size = 16
-        while size < 2 * expected { size *= 2 }
-        try Memory.probe(size, of: Int.self, "a table of \(size) query keys")
-        slots = [Int](repeating: -1, count: size)
+        while initialSlots < 2 * expected { initialSlots *= 2 }
+        topDeferred = options.arrays != .noBrackets
 
         var i = 0
         var index = 0
@@ -318,15 +329,20 @@ struct QueryTree: ~Copyable {
     /// The entry of dictionary `parent` with the key at `key`, and the key's hash.
     private func find(_ parent: Int, _ key: Int, _ count: Int) -> (Int, Int) {
         let h = hash(parent, key, count)
+        guard !slots.isEmpty else { return (-1, h) }
         let mask = slots.count - 1
+        let tag = UInt64(UInt(bitPattern: h) >> 32) << 32
         var s = h & mask
         while true {
-            let e = slots[s]
-            if e < 0 { return (-1, h) }
-            let m = entries[e]
-            if m.hash == h && m.parent == parent && m.keyCount == count
-                && (count == 0 || memcmp(bytes.base + m.key, bytes.base + key, count) == 0) {
-                return (e, h)
+            let slot = slots[s]
+            if slot == 0 { return (-1, h) }
+            if slot & 0xFFFF_FFFF_0000_0000 == tag {
+                let e = Int(slot & 0xFFFF_FFFF) - 1
+                let m = entries[e]
+                if m.hash == h && m.parent == parent && m.keyCount == count
+                    && (count == 0 || memcmp(bytes.base + m.key, bytes.base + key, count) == 0) {
+                    return (e, h)
+                }
             }
             s = (s &+ 1) & mask
         }
@@ -335,29 +351,76 @@ struct QueryTree: ~Copyable {
     /// Appends an entry to container `parent` (and to the table when it has a key).
     private mutating func append(_ e: QueryEntry) throws {
         let at = entries.count
+        guard at < Int(UInt32.max) - 1 else { throw AFSError.noMemory("the members of a query", bytes: Int.max) }
         try entries.checkedAppend(e, "the members of a query")
         var c = nodes[e.parent]
         if c.last >= 0 { entries[c.last].next = at } else { c.first = at }
         c.last = at
         c.count += 1
         nodes[e.parent] = c
-        guard !c.isArray else { return }
-        if (used + 1) * 2 > slots.count {
-            let size = slots.count * 2
-            try Memory.probe(size, of: Int.self, "a table of \(size) query keys")
-            slots = [Int](repeating: -1, count: size)
-            for (k, m) in entries.enumerated() where !nodes[m.parent].isArray { place(k, m.hash) }
-        } else {
-            place(at, e.hash)
-        }
+        guard !c.isArray, !(topDeferred && e.parent == 0) else { return }
+        try index(at)
+    }
+
+    /// Puts dictionary member `entry` (its hash set) in the table, growing it first when
+    /// it would be more than half full.
+    private mutating func index(_ entry: Int) throws {
+        try reserveSlots(used + 1, except: entry)
+        place(entry, entries[entry].hash)
         used += 1
+    }
+
+    /// Makes the table at least twice `n` slots, putting back the members already in it
+    /// (all but `except`).
+    private mutating func reserveSlots(_ n: Int, except: Int) throws {
+        guard n * 2 > slots.count else { return }
+        var size = Swift.max(slots.count * 2, initialSlots)
+        while size < 2 * n { size *= 2 }
+        try Memory.probe(size, of: UInt64.self, "a table of \(size) query keys")
+        slots = [UInt64](repeating: 0, count: size)
+        for k in 0..<entries.count where k != except && isIndexed(k) { place(k, entries[k].hash) }
+    }
+
+    /// Whether entry `k` is in the table (a dictionary member, not a deferred top member).
+    private func isIndexed(_ k: Int) -> Bool {
+        let p = entries[k].parent
+        return !nodes[p].isArray && !(topDeferred && p == 0)
     }
 
     private mutating func place(_ entry: Int, _ h: Int) {
         let mask = slots.count - 1
         var s = h & mask
-        while slots[s] >= 0 { s = (s &+ 1) & mask }
-        slots[s] = entry
+        while slots[s] != 0 { s = (s &+ 1) & mask }
+        slots[s] = UInt64(UInt(bitPattern: h) >> 32) << 32 | UInt64(entry + 1)
+    }
+
+    /// Ends `topDeferred`: replays the top's members in order into the table, a repeated
+    /// name giving its value to the first one and leaving the chain (as `setLeaf` would
+    /// have done when it came).
+    private mutating func indexTop() throws {
+        guard topDeferred else { return }
+        try reserveSlots(used + nodes[0].count, except: -1)  // (the top is still left out)
+        var prev = -1
+        var e = nodes[0].first
+        topDeferred = false
+        while e >= 0 {
+            let m = entries[e]
+            let (at, h) = find(0, m.key, m.keyCount)
+            if at >= 0 {
+                entries[at].child = m.child
+                entries[at].value = m.value
+                entries[at].valueCount = m.valueCount
+                entries[prev].next = m.next  // prev >= 0: the first member is never a repeat
+                if nodes[0].last == e { nodes[0].last = prev }
+                nodes[0].count -= 1
+            } else {
+                entries[e].hash = h
+                place(e, h)
+                used += 1
+                prev = e
+            }
+            e = m.next
+        }
     }
 
     private mutating func newContainer(array: Bool) throws -> Int {
@@ -461,6 +524,10 @@ struct QueryTree: ~Copyable {
     private mutating func add(name: Int, _ nameCount: Int, leaf: Int, _ value: Int, _ valueCount: Int, index: Int) throws {
         // A flat name (the common case): one level, no split.
         if memchr(bytes.base + name, Int32(UInt8(ascii: "[")), nameCount) == nil {
+            if topDeferred {
+                try addKey(0, name, nameCount, 0, child: leaf, value, valueCount)
+                return
+            }
             let (at, h) = find(0, name, nameCount)
             if at >= 0 {
                 try setLeaf(at, leaf, value, valueCount, name, nameCount, name, nameCount, index)
@@ -469,6 +536,7 @@ struct QueryTree: ~Copyable {
             }
             return
         }
+        try indexTop()
         try split(name, nameCount, index: index)
         var cur = 0
         let last = segments.count - 1
@@ -552,7 +620,8 @@ struct QueryTree: ~Copyable {
             for i in order { a.append(try leaf(entries[i])) }
             return .array(a)
         }
-        // Keys are distinct here: one hash per key.
+        // One hash per key; a repeated name at the top (`topDeferred`) keeps its first
+        // position and takes the last value, as `ValueDict` does.
         return .dict(try ValueDict(count: c.count) { _ in
             let m = entries[e]
             e = m.next
@@ -587,7 +656,8 @@ struct QueryTree: ~Copyable {
     }
 
     /// Writes the tree as `PickleWriter` writes `value()`: a dictionary `EMPTY_DICT`, an
-    /// array `EMPTY_LIST`, then (when not empty) `MARK`, the members, `SETITEMS`/`APPENDS`.
+    /// array `EMPTY_LIST`, then (when not empty) `MARK`, the members, `SETITEMS`/`APPENDS`
+    /// (the top's repeated names too while `topDeferred`: they load as `value()`).
     /// Out of memory is reported by the writer's `take()`.
     func write(_ w: inout PickleWriter) throws {
         try write(&w, node: 0)
