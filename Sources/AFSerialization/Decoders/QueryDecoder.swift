@@ -51,10 +51,160 @@ public enum QueryDecoder {
     /// key at its first position with the last value). In `malloc` memory (free with
     /// `free`), with its length. Throws as `parse`. C: `afs_query_parse_pickle`.
     public static func mallocPickle(_ text: UnsafeBufferPointer<UInt8>, options: QueryParseOptions = QueryParseOptions()) throws -> (UnsafeMutablePointer<UInt8>, Int) {
+        try check(options)
+        if let flat = try flatPickle(text, options: options) { return flat }
         let tree = try QueryTree.parse(text, options: options)
         var w = PickleWriter(capacity: tree.bytes.count + 4 * tree.entries.count + 64)
         try tree.write(&w)
         return try w.take()
+    }
+
+    static func check(_ options: QueryParseOptions) throws {
+        guard options.maxDepth >= 0, options.maxDepth <= QueryParseOptions.depthCeiling else {
+            throw AFSError.invalidArgument("max_depth \(options.maxDepth) is above \(QueryParseOptions.depthCeiling)")
+        }
+        guard options.maxParams > 0, options.maxLength > 0 else {
+            throw AFSError.invalidArgument("max_params and max_length must be positive")
+        }
+    }
+
+    /// The pickle of a query whose names are all flat (brackets and indexed styles),
+    /// written as the query is read: each name and value is decoded straight into the
+    /// pickle, no tree, no table (a repeated name is written again: see `mallocPickle`).
+    /// nil as soon as a name holds `[` (or for no_brackets): the caller then parses the
+    /// whole query again into a tree, which meets every error of the part read here at
+    /// the same place (decoding, validation and limits come in the same order, and flat
+    /// names cannot conflict).
+    static func flatPickle(_ text: UnsafeBufferPointer<UInt8>, options: QueryParseOptions) throws -> (UnsafeMutablePointer<UInt8>, Int)? {
+        guard options.arrays != .noBrackets else { return nil }
+        let n = text.count
+        // The text and a 2-byte header for each name and value (each parameter takes 2
+        // bytes of text at least; longer headers, of texts of 256 bytes and more, grow it).
+        let (room, o) = n.addingReportingOverflow(Swift.min(n / 2 + 1, options.maxParams) &* 4 &+ 64)
+        var w = PickleWriter(capacity: o ? n : room)
+        w.out.append(Pickle.EMPTY_DICT)
+        w.out.append(Pickle.MARK)
+        try w.out.check("the pickle of a query of \(n) bytes", recoveringTo: 0)
+        let markEnd = w.out.count
+        if let base = text.baseAddress, n > 0 {
+            var i = 0
+            var index = 0
+            while i < n {
+                var end = i
+                var eq = -1
+                while end < n {
+                    let c = base[end]
+                    if c == UInt8(ascii: "&") { break }
+                    if c == UInt8(ascii: "=") && eq < 0 { eq = end }
+                    end += 1
+                }
+                defer { i = end + 1 }
+                if end == i { continue }  // `&&`
+                if index >= options.maxParams {
+                    throw AFSError(.limit, "the query has more than \(options.maxParams) parameters (max_params; parameter \(index) starts at byte offset \(i))")
+                }
+                let nameEnd = eq < 0 ? end : eq
+                let nameAt = w.out.count
+                if nameEnd - i < 256 && nameEnd - i <= options.maxLength && w.out.reserve(2 + nameEnd - i),
+                   let flags = copyPlain(base + i, nameEnd - i, to: w.out.base + nameAt + 2, options) {
+                    // Short, no escape, no bad byte: copied, as decode and validate would leave it.
+                    if flags & QueryDecoder.hasBracket != 0 { return nil }
+                    w.out.base[nameAt] = Pickle.SHORT_BINUNICODE
+                    w.out.base[nameAt + 1] = UInt8(nameEnd - i)
+                    w.out.count = nameAt + 2 + nameEnd - i
+                } else {
+                    let nameStart = try openString(&w.out, rawCount: nameEnd - i)
+                    try decode(base + i, nameEnd - i, into: &w.out, options: options, what: "the name", index: index, offset: i)
+                    if w.out.count == nameStart { w.out.count = nameAt; index += 1; continue }  // `=v`: no name
+                    try validate(&w.out, from: nameStart, options: options, what: "the name", index: index)
+                    if memchr(w.out.base + nameStart, Int32(UInt8(ascii: "[")), w.out.count - nameStart) != nil { return nil }
+                    try closeString(&w.out, header: nameAt, start: nameStart)
+                }
+                if eq >= 0 {
+                    let valueAt = w.out.count
+                    let vn = end - eq - 1
+                    if vn < 256 && vn <= options.maxLength && w.out.reserve(2 + vn),
+                       copyPlain(base + eq + 1, vn, to: w.out.base + valueAt + 2, options) != nil {
+                        w.out.base[valueAt] = Pickle.SHORT_BINUNICODE
+                        w.out.base[valueAt + 1] = UInt8(vn)
+                        w.out.count = valueAt + 2 + vn
+                    } else {
+                        let valueStart = try openString(&w.out, rawCount: vn)
+                        try decode(base + eq + 1, vn, into: &w.out, options: options, what: "the value", index: index, offset: eq + 1)
+                        try validate(&w.out, from: valueStart, options: options, what: "the value", index: index)
+                        try closeString(&w.out, header: valueAt, start: valueStart)
+                    }
+                } else {
+                    w.out.append(Pickle.NONE)
+                }
+                index += 1
+            }
+        }
+        if w.out.count == markEnd {
+            w.out.count = markEnd - 1  // no member: `EMPTY_DICT` alone
+        } else {
+            w.out.append(Pickle.SETITEMS)
+        }
+        return try w.take()
+    }
+
+    static let hasBracket = 1
+
+    /// Copies `count` bytes to `out` when they decode to themselves and are ASCII (no `%`,
+    /// no `+` that is a space, no byte >= 0x80): then nil is never returned and the result
+    /// tells whether a `[` was among them (`hasBracket`). nil: the general path must decode
+    /// them (what was copied is to be overwritten). The name `=v` (count 0) is nil too.
+    @inline(__always)
+    private static func copyPlain(_ p: UnsafePointer<UInt8>, _ count: Int, to out: UnsafeMutablePointer<UInt8>,
+                                  _ options: QueryParseOptions) -> Int? {
+        if count == 0 { return nil }
+        var bracket = false
+        let plus = options.plusAsSpace
+        for j in 0..<count {
+            let c = p[j]
+            if c >= 0x80 || c == UInt8(ascii: "%") || (plus && c == UInt8(ascii: "+")) { return nil }
+            if c == UInt8(ascii: "[") { bracket = true }
+            out[j] = c
+        }
+        return bracket ? hasBracket : 0
+    }
+
+    /// Room for the header of a `str` whose text (decoded from `rawCount` bytes, so at most
+    /// as long unless U+FFFD replaces bad bytes) follows; the text's start.
+    private static func openString(_ out: inout ByteWriter, rawCount: Int) throws -> Int {
+        let h = rawCount < 256 ? 2 : rawCount <= Int(UInt32.max) ? 5 : 9
+        guard out.reserve(h) else {
+            try out.check("a query parameter of \(rawCount) bytes", recoveringTo: out.count)
+            return out.count
+        }
+        out.count += h
+        return out.count
+    }
+
+    /// Writes the header of the `str` from `start` to the end at `header`, as
+    /// `PickleWriter` does (`SHORT_BINUNICODE`, `BINUNICODE`, `BINUNICODE8` by length),
+    /// moving the text when its header is shorter or longer than the room left for it.
+    private static func closeString(_ out: inout ByteWriter, header: Int, start: Int) throws {
+        let n = out.count - start
+        let h = n < 256 ? 2 : n <= Int(UInt32.max) ? 5 : 9
+        if header + h != start {
+            if header + h > start {
+                guard out.reserve(header + h - start) else {
+                    try out.check("a query parameter of \(n) bytes", recoveringTo: header)
+                    return
+                }
+            }
+            memmove(out.base + header + h, out.base + start, n)
+            out.count = header + h + n
+        }
+        let p = out.base + header
+        if h == 2 {
+            p[0] = Pickle.SHORT_BINUNICODE
+            p[1] = UInt8(n)
+        } else {
+            p[0] = h == 5 ? Pickle.BINUNICODE : Pickle.BINUNICODE8
+            for k in 0..<(h - 1) { p[1 + k] = UInt8(truncatingIfNeeded: n >> (8 * k)) }
+        }
     }
 
     /// `mallocPickle` as a byte array (tests, fuzzing).
@@ -62,6 +212,85 @@ public enum QueryDecoder {
         let (p, n) = try mallocPickle(text, options: options)
         defer { free(p) }
         return Array(UnsafeBufferPointer(start: p, count: n))
+    }
+
+    /// Percent-decodes `count` bytes at `p` onto the end of `bytes`.
+    static func decode(_ p: UnsafePointer<UInt8>, _ count: Int, into bytes: inout ByteWriter, options: QueryParseOptions,
+                       what: String, index: Int, offset: Int) throws {
+        // Decoded length is at most `count`: refuse early when even the escapes cannot bring it under.
+        if count / 3 > options.maxLength {
+            throw AFSError(.limit, "\(what) of parameter \(index) is longer than \(options.maxLength) bytes (max_length; at byte offset \(offset))")
+        }
+        let start = bytes.count
+        guard bytes.reserve(count) else {
+            try bytes.check("a query parameter of \(count) bytes", recoveringTo: start)
+            return
+        }
+        let escaped = memchr(p, Int32(UInt8(ascii: "%")), count) != nil
+            || (options.plusAsSpace && memchr(p, Int32(UInt8(ascii: "+")), count) != nil)
+        if !escaped {  // the bytes as they are
+            if count > options.maxLength {
+                throw AFSError(.limit, "\(what) of parameter \(index) is longer than \(options.maxLength) bytes (max_length; \(count) decoded, at byte offset \(offset))")
+            }
+            if count > 0 { (bytes.base + start).update(from: p, count: count) }
+            bytes.count = start + count
+            return
+        }
+        let out = bytes.base + start
+        var o = 0
+        var j = 0
+        while j < count {
+            let c = p[j]
+            if c == UInt8(ascii: "%") {
+                if j + 2 < count + 0, let h = hexValue(p[j + 1]), let l = hexValue(p[j + 2]) {
+                    out[o] = h << 4 | l
+                    o += 1
+                    j += 3
+                    continue
+                }
+                if !options.keepBadEscapes {
+                    throw AFSError.invalidArgument("\(what) of parameter \(index) has a malformed escape at byte offset \(offset + j) (\"%\" needs two hex digits)")
+                }
+                out[o] = c
+            } else if c == UInt8(ascii: "+") && options.plusAsSpace {
+                out[o] = UInt8(ascii: " ")
+            } else {
+                out[o] = c
+            }
+            o += 1
+            j += 1
+        }
+        if o > options.maxLength {
+            throw AFSError(.limit, "\(what) of parameter \(index) is longer than \(options.maxLength) bytes (max_length; \(o) decoded, at byte offset \(offset))")
+        }
+        bytes.count = start + o
+    }
+
+    /// Checks that the bytes from `start` to the end are UTF-8; with `keepBadEscapes` the
+    /// bytes that are not become U+FFFD in place.
+    static func validate(_ bytes: inout ByteWriter, from start: Int, options: QueryParseOptions, what: String, index: Int) throws {
+        let b = UnsafeBufferPointer(start: bytes.base + start, count: bytes.count - start)
+        if QueryDecoder.isASCII(b) || String(validating: b, as: UTF8.self) != nil { return }
+        if options.keepBadEscapes {
+            var s = String(decoding: b, as: UTF8.self)
+            bytes.count = start
+            try s.withUTF8 { u in
+                bytes.append(UnsafeRawBufferPointer(u))
+                try bytes.check("a query parameter of \(u.count) bytes", recoveringTo: start)
+            }
+            return
+        }
+        var off = 0
+        // The first invalid byte, for the message.
+        var it = b.makeIterator()
+        var dec = UTF8()
+        loop: while true {
+            switch dec.decode(&it) {
+            case .scalarValue(let u): off += UTF8.width(u)
+            case .emptyInput, .error: break loop
+            }
+        }
+        throw AFSError(.invalidUTF8, "\(what) of parameter \(index) is not UTF-8 after percent-decoding (at decoded byte \(off))")
     }
 
     static func describe(_ name: UnsafeBufferPointer<UInt8>) -> String {
@@ -235,85 +464,12 @@ struct QueryTree: ~Copyable {
         UnsafeBufferPointer(start: bytes.base + start, count: count)
     }
 
-    // MARK: Decoding
-
-    /// Percent-decodes `count` bytes at `p` onto the end of `bytes`.
     private mutating func decode(_ p: UnsafePointer<UInt8>, _ count: Int, what: String, index: Int, offset: Int) throws {
-        let options = self.options
-        // Decoded length is at most `count`: refuse early when even the escapes cannot bring it under.
-        if count / 3 > options.maxLength {
-            throw AFSError(.limit, "\(what) of parameter \(index) is longer than \(options.maxLength) bytes (max_length; at byte offset \(offset))")
-        }
-        let start = bytes.count
-        guard bytes.reserve(count) else {
-            try bytes.check("a query parameter of \(count) bytes", recoveringTo: start)
-            return
-        }
-        let escaped = memchr(p, Int32(UInt8(ascii: "%")), count) != nil
-            || (options.plusAsSpace && memchr(p, Int32(UInt8(ascii: "+")), count) != nil)
-        if !escaped {  // the bytes as they are
-            if count > options.maxLength {
-                throw AFSError(.limit, "\(what) of parameter \(index) is longer than \(options.maxLength) bytes (max_length; \(count) decoded, at byte offset \(offset))")
-            }
-            if count > 0 { (bytes.base + start).update(from: p, count: count) }
-            bytes.count = start + count
-            return
-        }
-        let out = bytes.base + start
-        var o = 0
-        var j = 0
-        while j < count {
-            let c = p[j]
-            if c == UInt8(ascii: "%") {
-                if j + 2 < count + 0, let h = QueryDecoder.hexValue(p[j + 1]), let l = QueryDecoder.hexValue(p[j + 2]) {
-                    out[o] = h << 4 | l
-                    o += 1
-                    j += 3
-                    continue
-                }
-                if !options.keepBadEscapes {
-                    throw AFSError.invalidArgument("\(what) of parameter \(index) has a malformed escape at byte offset \(offset + j) (\"%\" needs two hex digits)")
-                }
-                out[o] = c
-            } else if c == UInt8(ascii: "+") && options.plusAsSpace {
-                out[o] = UInt8(ascii: " ")
-            } else {
-                out[o] = c
-            }
-            o += 1
-            j += 1
-        }
-        if o > options.maxLength {
-            throw AFSError(.limit, "\(what) of parameter \(index) is longer than \(options.maxLength) bytes (max_length; \(o) decoded, at byte offset \(offset))")
-        }
-        bytes.count = start + o
+        try QueryDecoder.decode(p, count, into: &bytes, options: options, what: what, index: index, offset: offset)
     }
 
-    /// Checks that the bytes from `start` to the end are UTF-8; with `keepBadEscapes` the
-    /// bytes that are not become U+FFFD in place.
     private mutating func validate(from start: Int, what: String, index: Int) throws {
-        let b = buffer(start, bytes.count - start)
-        if QueryDecoder.isASCII(b) || String(validating: b, as: UTF8.self) != nil { return }
-        if options.keepBadEscapes {
-            var s = String(decoding: b, as: UTF8.self)
-            bytes.count = start
-            try s.withUTF8 { u in
-                bytes.append(UnsafeRawBufferPointer(u))
-                try bytes.check("a query parameter of \(u.count) bytes", recoveringTo: start)
-            }
-            return
-        }
-        var off = 0
-        // The first invalid byte, for the message.
-        var it = b.makeIterator()
-        var dec = UTF8()
-        loop: while true {
-            switch dec.decode(&it) {
-            case .scalarValue(let u): off += UTF8.width(u)
-            case .emptyInput, .error: break loop
-            }
-        }
-        throw AFSError(.invalidUTF8, "\(what) of parameter \(index) is not UTF-8 after percent-decoding (at decoded byte \(off))")
+        try QueryDecoder.validate(&bytes, from: start, options: options, what: what, index: index)
     }
 
     // MARK: Members
