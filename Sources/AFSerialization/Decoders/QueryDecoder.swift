@@ -384,6 +384,10 @@ struct QueryTree: ~Copyable {
     /// `ValueDict` and Python's `dict` do with repeated keys, so a query of flat names never
     /// needs the table; the first nested name replays them into it (`indexTop`).
     var topDeferred = true
+    /// Dictionary members found or added lately by names with brackets, by `recentSlot`:
+    /// consecutive parameters mostly share their first levels (`user[name]`, `user[mail]`),
+    /// which are then found without hashing.
+    var recent = [Int](repeating: -1, count: 512)
     var segments: [QuerySegment] = []
 
     /// Parses `text` (see `QueryDecoder.parse`).
@@ -579,6 +583,32 @@ struct QueryTree: ~Copyable {
         }
     }
 
+    /// The slot of `recent` for the key at `key` in dictionary `parent`: an unseeded mix of
+    /// the parent, the length and the first and last 8 bytes. A collision only costs a
+    /// lookup in the table (`recent` holds one entry per slot, checked by `isMember`).
+    @inline(__always)
+    private func recentSlot(_ parent: Int, _ key: Int, _ count: Int) -> Int {
+        var x = UInt64(truncatingIfNeeded: parent) &* 0x9E37_79B9_7F4A_7C15 ^ UInt64(truncatingIfNeeded: count)
+        let p = UnsafeRawPointer(bytes.base + key)
+        if count >= 8 {
+            x ^= p.loadUnaligned(as: UInt64.self)
+            x = x &* 0xFF51_AFD7_ED55_8CCD
+            x ^= p.loadUnaligned(fromByteOffset: count - 8, as: UInt64.self)
+        } else {
+            for j in 0..<count { x = x &* 0x100_0000_01B3 ^ UInt64(p.load(fromByteOffset: j, as: UInt8.self)) }
+        }
+        x = x &* 0xC4CE_B9FE_1A85_EC53
+        return Int(truncatingIfNeeded: x >> 55)  // 0..<512
+    }
+
+    /// Whether entry `e` is the member of dictionary `parent` with the key at `key`.
+    @inline(__always)
+    private func isMember(_ e: Int, _ parent: Int, _ key: Int, _ count: Int) -> Bool {
+        let m = entries[e]
+        return m.parent == parent && m.keyCount == count && !nodes[parent].isArray
+            && (count == 0 || memcmp(bytes.base + m.key, bytes.base + key, count) == 0)
+    }
+
     private mutating func newContainer(array: Bool) throws -> Int {
         try nodes.checkedAppend(QueryContainer(isArray: array), "the containers of a query")
         return nodes.count - 1
@@ -704,8 +734,15 @@ struct QueryTree: ~Copyable {
                 guard !nodes[cur].isArray else {
                     throw conflict(name, nameCount, index, "an array cannot take the key \(QueryDecoder.describe(buffer(k, kn)))")
                 }
-                let (at, h) = find(cur, k, kn)
+                let q = recentSlot(cur, k, kn)
+                var at = recent[q]
+                var h = 0
+                if at < 0 || !isMember(at, cur, k, kn) {
+                    (at, h) = find(cur, k, kn)
+                    if at >= 0 { recent[q] = at }
+                }
                 guard at >= 0 else {
+                    recent[q] = entries.count
                     if isLast {
                         try addKey(cur, k, kn, h, child: leaf, value, valueCount)
                         return
