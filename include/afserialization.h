@@ -2255,10 +2255,12 @@ AFS_API afs_value *afs_form_body_parse(const uint8_t *body, size_t len, const af
  * afs_query_parse written straight as a pickle of the subset of section 10, without
  * building the tree: for bindings that turn the result into their own objects in one call
  * (Python's parse_query and parse_form load it with pickle). It loads as the pickle
- * afs_value_to_pickle writes for the tree afs_query_parse returns (byte for byte the same,
- * except that when every name is flat and the style is not no_brackets, a repeated name is
- * written each time: a dict, like the tree, keeps it at its first position with the last
- * value). A form body is this with AFS_QUERY_PLUS_AS_SPACE in opts->flags.
+ * afs_value_to_pickle writes for the tree afs_query_parse returns, but is not always the
+ * same bytes: when every name is flat and the style is not no_brackets, a repeated name is
+ * written each time (a dict, like the tree, keeps it at its first position with the last
+ * value), and below the top level, repeated keys and values of up to 24 bytes are written
+ * once and then referred to through the memo (MEMOIZE, BINGET: Python shares one str).
+ * A form body is this with AFS_QUERY_PLUS_AS_SPACE in opts->flags.
  * @param text the query (NULL with len 0 is the empty query); @param len its length in
  *        bytes, or AFS_NTS. @param opts NULL for the defaults.
  * @param pickle_len receives the pickle's length (must not be NULL; 0 on failure).

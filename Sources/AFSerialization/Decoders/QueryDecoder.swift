@@ -44,12 +44,13 @@ public enum QueryDecoder {
         return try tree.value()
     }
 
-    /// `parse` written straight as the pickle subset of `Pickle`, without building the tree:
-    /// what `PickleWriter` writes for the parsed tree, except that a repeated flat name of a
-    /// query whose names are all flat (brackets and indexed styles) is written each time
-    /// it comes, which loads as the tree (Python's `dict`, as `ValueDict`, keeps a repeated
-    /// key at its first position with the last value). In `malloc` memory (free with
-    /// `free`), with its length. Throws as `parse`. C: `afs_query_parse_pickle`.
+    /// `parse` written straight as the pickle subset of `Pickle`, without building the
+    /// tree; it loads as the tree (`PickleWriter`'s pickle of it): a repeated flat name of
+    /// a query whose names are all flat (brackets and indexed styles) is written each time
+    /// it comes (Python's `dict`, as `ValueDict`, keeps a repeated key at its first
+    /// position with the last value), and below the top level repeated short keys and
+    /// values go through the pickle memo. In `malloc` memory (free with `free`), with its
+    /// length. Throws as `parse`. C: `afs_query_parse_pickle`.
     public static func mallocPickle(_ text: UnsafeBufferPointer<UInt8>, options: QueryParseOptions = QueryParseOptions()) throws -> (UnsafeMutablePointer<UInt8>, Int) {
         try check(options)
         if let flat = try flatPickle(text, options: options) { return flat }
@@ -353,6 +354,16 @@ struct QueryContainer {
     /// no_brackets: an array made by repeating a plain key.
     var repeated = false
     var first = -1, last = -1, count = 0
+}
+
+/// Short texts written lately to a pickle, for its memo: one per slot, the slot picked by
+/// an unseeded mix of the bytes (a collision only writes the text again). Python then
+/// shares one `str` per repeated key or short value instead of making one each time.
+struct QueryTextMemo {
+    static let longest = 24
+    var start = [Int](repeating: -1, count: 1024)
+    var count = [Int](repeating: 0, count: 1024)
+    var index = [UInt32](repeating: 0, count: 1024)
 }
 
 /// One level of a name: a dictionary key (offset and length in `QueryTree.bytes`), or `[]`.
@@ -848,42 +859,81 @@ struct QueryTree: ~Copyable {
         return slots
     }
 
-    /// Writes the tree as `PickleWriter` writes `value()`: a dictionary `EMPTY_DICT`, an
-    /// array `EMPTY_LIST`, then (when not empty) `MARK`, the members, `SETITEMS`/`APPENDS`
-    /// (the top's repeated names too while `topDeferred`: they load as `value()`).
+    /// Writes the tree so that it loads as `value()`: a dictionary `EMPTY_DICT`, an array
+    /// `EMPTY_LIST`, then (when not empty) `MARK`, the members, `SETITEMS`/`APPENDS` (the
+    /// top's repeated names too while `topDeferred`); below the top, keys and values of up
+    /// to 24 bytes written lately are `MEMOIZE`d and referred to (`BINGET`).
     /// Out of memory is reported by the writer's `take()`.
     func write(_ w: inout PickleWriter) throws {
-        try write(&w, node: 0)
+        var memo = QueryTextMemo()
+        try write(&w, &memo, node: 0)
     }
 
-    private func write(_ w: inout PickleWriter, leaf e: QueryEntry) throws {
+    private func write(_ w: inout PickleWriter, _ memo: inout QueryTextMemo, leaf e: QueryEntry, shared: Bool) throws {
         if e.child >= 0 {
-            try write(&w, node: e.child)
+            try write(&w, &memo, node: e.child)
         } else if e.child == QueryEntry.nullLeaf {
             w.out.append(Pickle.NONE)
+        } else if shared {
+            text(&w, &memo, e.value, e.valueCount)
         } else {
             w.stringBytes(buffer(e.value, e.valueCount))
         }
     }
 
-    private func write(_ w: inout PickleWriter, node: Int) throws {
+    private func write(_ w: inout PickleWriter, _ memo: inout QueryTextMemo, node: Int) throws {
         let c = nodes[node]
         let order = c.isArray || options.arrays != .indexed ? nil : try indexOrder(node)
         w.out.append(c.isArray || order != nil ? Pickle.EMPTY_LIST : Pickle.EMPTY_DICT)
         if c.count == 0 { return }
         w.out.append(Pickle.MARK)
+        // Below the top, keys and short values repeat (`users[0][name]`, `users[1][name]`):
+        // they go through the memo.
+        let shared = node != 0
         if let order {
-            for i in order { try write(&w, leaf: entries[i]) }
+            for i in order { try write(&w, &memo, leaf: entries[i], shared: shared) }
             w.out.append(Pickle.APPENDS)
             return
         }
         var e = c.first
         while e >= 0 {
             let m = entries[e]
-            if !c.isArray { w.stringBytes(buffer(m.key, m.keyCount)) }
-            try write(&w, leaf: m)
+            if !c.isArray {
+                if shared { text(&w, &memo, m.key, m.keyCount) } else { w.stringBytes(buffer(m.key, m.keyCount)) }
+            }
+            try write(&w, &memo, leaf: m, shared: shared)
             e = m.next
         }
         w.out.append(c.isArray ? Pickle.APPENDS : Pickle.SETITEMS)
+    }
+
+    /// A `str` of the text at `start`: a `BINGET` of the same text written lately (see
+    /// `QueryTextMemo`), else the text, memoized when it is short.
+    private func text(_ w: inout PickleWriter, _ memo: inout QueryTextMemo, _ start: Int, _ n: Int) {
+        guard n <= QueryTextMemo.longest else {
+            w.stringBytes(buffer(start, n))
+            return
+        }
+        let p = UnsafeRawPointer(bytes.base + start)
+        var x = UInt64(truncatingIfNeeded: n) &* 0x9E37_79B9_7F4A_7C15
+        if n >= 8 {
+            x ^= p.loadUnaligned(as: UInt64.self)
+            x = x &* 0xFF51_AFD7_ED55_8CCD
+            x ^= p.loadUnaligned(fromByteOffset: n - 8, as: UInt64.self)
+        } else {
+            for j in 0..<n { x = x &* 0x100_0000_01B3 ^ UInt64(p.load(fromByteOffset: j, as: UInt8.self)) }
+        }
+        let q = Int(truncatingIfNeeded: (x &* 0xC4CE_B9FE_1A85_EC53) >> 54)  // 0..<1024
+        let s = memo.start[q]
+        if s >= 0 && memo.count[q] == n && (n == 0 || memcmp(bytes.base + s, p, n) == 0) {
+            w.memoGet(memo.index[q])
+            return
+        }
+        w.stringBytes(buffer(start, n))
+        if let i = w.memoize() {
+            memo.start[q] = start
+            memo.count[q] = n
+            memo.index[q] = i
+        }
     }
 }
