@@ -6,8 +6,10 @@
 # golang, Tests/go/multipartcheck -bench: the body read into memory first, then NextPart and
 # io.Copy to io.Discard); from Python by MultipartParser (data dropped, and spooled as
 # iter_multipart gives it), python-multipart and streaming-form-data (Cython), each in its own
-# process with its peak RSS; then 100,000 query parameters by afs_query_parse (C),
-# parse_query (Python) and urllib.parse.parse_qs. Best of 3 for C and Go, one run for Python.
+# process with its peak RSS; then 100,000 query parameters, flat (k<i>=value<i>) and nested
+# (users[][name]=..., as the library writes an array of dictionaries), by afs_query_parse
+# and afs_query_parse_pickle (C), parse_query (Python) and urllib.parse.parse_qs (which
+# does not nest: a flat dict of lists). Best of 3 for C and Go, one run for Python.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 here="$root/Benchmarks/decoders"
@@ -45,10 +47,15 @@ for input in big fields; do
         row "" "Python $peer" "$s" "$(rate "$size" "$s")" "$((rss >> 10)) MiB"
     done
 done
-q="$work/query.txt"
-read -r n _ s < <("$work/bench_decoders" query "$q")
-row "query ($n params)" "C afs_query_parse" "$s" "-" "-"
-read -r s rss < <("$py" "$here/bench_decoders_py.py" query-afs "$q")
-row "" "Python parse_query" "$s" "-" "$((rss >> 10)) MiB"
-read -r s rss < <("$py" "$here/bench_decoders_py.py" query-parse_qs "$q")
-row "" "Python parse_qs" "$s" "-" "$((rss >> 10)) MiB"
+for q in "$work/query.txt" "$work/query_nested.txt"; do
+    read -r n _ s < <("$work/bench_decoders" query "$q")
+    label="query ($n params)"
+    [ "$q" = "$work/query_nested.txt" ] && label="nested ($n)"
+    row "$label" "C afs_query_parse" "$s" "-" "-"
+    read -r _ _ s < <("$work/bench_decoders" query-pickle "$q")
+    row "" "C afs_query_parse_pickle" "$s" "-" "-"
+    read -r s rss < <("$py" "$here/bench_decoders_py.py" query-afs "$q")
+    row "" "Python parse_query" "$s" "-" "$((rss >> 10)) MiB"
+    read -r s rss < <("$py" "$here/bench_decoders_py.py" query-parse_qs "$q")
+    row "" "Python parse_qs" "$s" "-" "$((rss >> 10)) MiB"
+done

@@ -612,6 +612,18 @@ struct QueryTree: ~Copyable {
         return Int(truncatingIfNeeded: x >> 55)  // 0..<512
     }
 
+    /// `find` through `recent`: the entry (or -1), the key's hash when the table was asked
+    /// (else 0), and the key's `recent` slot.
+    @inline(__always)
+    private mutating func lookup(_ parent: Int, _ key: Int, _ count: Int) -> (Int, Int, Int) {
+        let q = recentSlot(parent, key, count)
+        let e = recent[q]
+        if e >= 0 && isMember(e, parent, key, count) { return (e, 0, q) }
+        let (at, h) = find(parent, key, count)
+        if at >= 0 { recent[q] = at }
+        return (at, h, q)
+    }
+
     /// Whether entry `e` is the member of dictionary `parent` with the key at `key`.
     @inline(__always)
     private func isMember(_ e: Int, _ parent: Int, _ key: Int, _ count: Int) -> Bool {
@@ -676,13 +688,13 @@ struct QueryTree: ~Copyable {
 
     /// True when the segments from `from` on already lead to something under `node`
     /// (Rails' rule for starting a new dictionary in an array).
-    private func exists(from: Int, in node: Int) -> Bool {
+    private mutating func exists(from: Int, in node: Int) -> Bool {
         var cur = node
         var left = segments.count - from
         for s in segments[from...] {
             left -= 1
             guard case .key(let k, let kn) = s, !nodes[cur].isArray else { return false }
-            let (e, _) = find(cur, k, kn)
+            let (e, _, _) = lookup(cur, k, kn)
             guard e >= 0 else { return false }
             let c = entries[e].child
             if c >= 0 { cur = c } else { return left == 0 }
@@ -745,13 +757,7 @@ struct QueryTree: ~Copyable {
                 guard !nodes[cur].isArray else {
                     throw conflict(name, nameCount, index, "an array cannot take the key \(QueryDecoder.describe(buffer(k, kn)))")
                 }
-                let q = recentSlot(cur, k, kn)
-                var at = recent[q]
-                var h = 0
-                if at < 0 || !isMember(at, cur, k, kn) {
-                    (at, h) = find(cur, k, kn)
-                    if at >= 0 { recent[q] = at }
-                }
+                let (at, h, q) = lookup(cur, k, kn)
                 guard at >= 0 else {
                     recent[q] = entries.count
                     if isLast {
