@@ -48,9 +48,10 @@ for input in big fields; do
     done
 done
 for q in "$work/query.txt" "$work/query_nested.txt"; do
-    read -r n _ s < <("$work/bench_decoders" query "$q")
+    read -r _ _ s < <("$work/bench_decoders" query "$q")
+    n=$(( $(tr -cd '&' <"$q" | wc -c) + 1 ))
     label="query ($n params)"
-    [ "$q" = "$work/query_nested.txt" ] && label="nested ($n)"
+    [ "$q" = "$work/query_nested.txt" ] && label="nested ($n params)"
     row "$label" "C afs_query_parse" "$s" "-" "-"
     read -r _ _ s < <("$work/bench_decoders" query-pickle "$q")
     row "" "C afs_query_parse_pickle" "$s" "-" "-"

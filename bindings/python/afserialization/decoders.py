@@ -87,7 +87,29 @@ def _parsed(data: bytes, o: Any) -> dict:
     address = lib.raw.afs_query_parse_pickle(data, len(data), byref(o), byref(length), byref(err))
     if not address:
         raise err.to_exception()
-    return _transfer.loads(_transfer.take(address, length.value, lib.raw.afs_free))  # type: ignore[no-any-return]
+    try:
+        # Loaded in place (no copy of the pickle into bytes, none of its frame by BytesIO).
+        reader = _BufferReader(memoryview((ctypes.c_char * length.value).from_address(address)).cast("B"))
+        return _transfer.SafeUnpickler(reader).load()  # type: ignore[no-any-return]
+    finally:
+        lib.raw.afs_free(address)
+
+
+class _BufferReader:
+    """The file the unpickler reads a pickle from: slices of a memoryview (the library's
+    buffer, freed once the load returns; the objects loaded are copies)."""
+
+    def __init__(self, view: memoryview) -> None:
+        self.view, self.pos = view, 0
+
+    def read(self, n: int = -1) -> memoryview:
+        end = len(self.view) if n < 0 else min(len(self.view), self.pos + n)
+        piece = self.view[self.pos:end]
+        self.pos = end
+        return piece
+
+    def readline(self) -> bytes:  # only the text protocols read lines; the library writes protocol 4
+        raise ValueError("afserialization: the library's pickle has no text lines")
 
 
 def _limits(kw: dict) -> Any:
