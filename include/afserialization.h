@@ -2282,6 +2282,30 @@ AFS_API afs_value *afs_query_parse(const char *text, size_t len, const afs_query
  */
 AFS_API afs_value *afs_form_body_parse(const uint8_t *body, size_t len, const afs_query_parse_options *opts, afs_error *err);
 
+/**
+ * afs_query_parse written straight as a pickle of the subset of section 10, without
+ * building the tree: for bindings that turn the result into their own objects in one call
+ * (Python's parse_query and parse_form load it with pickle). It loads as the pickle
+ * afs_value_to_pickle writes for the tree afs_query_parse returns, but is not always the
+ * same bytes: when every name is flat and the style is not no_brackets, a repeated name is
+ * written each time (a dict, like the tree, keeps it at its first position with the last
+ * value), and below the top level, repeated keys and values of up to 24 bytes are written
+ * once and then referred to through the memo (MEMOIZE, BINGET: Python shares one str).
+ * A form body is this with AFS_QUERY_PLUS_AS_SPACE in opts->flags.
+ * @param text the query (NULL with len 0 is the empty query); @param len its length in
+ *        bytes, or AFS_NTS. @param opts NULL for the defaults.
+ * @param pickle_len receives the pickle's length (must not be NULL; 0 on failure).
+ * @return owned bytes (afs_free), or NULL with err set exactly as afs_query_parse would
+ *         (same statuses and messages), or AFS_E_INVALID_ARGUMENT for pickle_len NULL.
+ *
+ *     size_t n;
+ *     uint8_t *p = afs_query_parse_pickle("a[]=1&a[]=2", AFS_NTS, NULL, &n, &err);
+ *     // p: the pickle of {"a": ["1", "2"]}
+ *     afs_free(p);
+ */
+AFS_API uint8_t *afs_query_parse_pickle(const char *text, size_t len, const afs_query_parse_options *opts,
+                                        size_t *pickle_len, afs_error *err);
+
 /** Limits of a multipart parser or reader; NULL or zero fields: the defaults. */
 typedef struct afs_multipart_limits {
     size_t max_parts;          /**< 1000 */
