@@ -27,7 +27,6 @@ from . import _ffi, _transfer
 from ._ffi import lib
 from ._handle import CHandle
 from .errors import Status, make_error
-from .values import Value
 
 __all__ = ["parse_query", "parse_form", "Part", "MultipartParser", "iter_multipart"]
 
