@@ -18,6 +18,8 @@ final class XMLTapeTests: XCTestCase {
         String(repeating: "<a>", count: 300) + "x" + String(repeating: "</a>", count: 300),
         "<r>" + String(repeating: "<i n='1'>v</i>\n", count: 2000) + "</r>",
         "<r>" + String(repeating: "long text ", count: 20000) + "</r>",
+        // blocks beyond the builder's 1 MiB pre-fault chunk, grown several times
+        "<r>" + String(repeating: "<i n='1'>v</i>\n", count: 80000) + "</r>",
         // errors
         "", "<r>", "<r></s>", "<r a='1' a='2'/>", "<r/><s/>", "text", "<r>&undefined;</r>",
         String(repeating: "<a>", count: 513) + String(repeating: "</a>", count: 513),
