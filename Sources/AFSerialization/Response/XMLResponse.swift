@@ -112,14 +112,18 @@ final class XMLTapeBuilder: XMLEventSink {
 
     init(inputSize n: Int, maxCharge: Int) throws(AFSError) {
         self.maxCharge = maxCharge
-        let c = Swift.max(64, n / 16)
+        // Room for the tree of a markup-dense document (4 bytes of nodes per input byte;
+        // `<a/>` is 12) and for text as long as the input, so that a large tree rarely
+        // grows (each step a copy into fresh pages); pages never written are never
+        // backed, and `finish` gives back what stayed unused.
+        let c = Swift.max(64, n / 4)
         guard let p = afsMalloc(c &* MemoryLayout<Node>.stride) else {
             throw AFSError.noMemory("an XML tree's nodes", bytes: c &* MemoryLayout<Node>.stride)
         }
         nodes = p.bindMemory(to: Node.self, capacity: c)
         capacity = c
         ready = 0
-        let t = Swift.max(64, n / 2)
+        let t = Swift.max(64, n &+ 64)
         guard let q = afsMalloc(t) else {
             free(p)
             throw AFSError.noMemory("an XML tree's text", bytes: t)
@@ -304,6 +308,14 @@ final class XMLTapeBuilder: XMLEventSink {
         }
         guard b.count > 0, b.open.count == 0 else { throw AFSError(.invalidXML, "not well-formed: no root element") }
         b.finished = true
+        // Unused room of large blocks back (a shrinking realloc; kept as is if refused).
+        let stride = MemoryLayout<Node>.stride
+        if (b.capacity &- b.count) &* stride >= prefaultChunk, let p = afsRealloc(b.nodes, b.count &* stride) {
+            b.nodes = p.bindMemory(to: Node.self, capacity: b.count)
+        }
+        if b.textCapacity &- b.textCount >= prefaultChunk, let p = afsRealloc(b.text, Swift.max(b.textCount, 1)) {
+            b.text = p.bindMemory(to: UInt8.self, capacity: b.textCount)
+        }
         // An element is an array holding a dictionary: nesting depth = elements + 1.
         return JSONDocument(nodes: b.nodes, nodeCount: b.count, text: b.text, textCount: b.textCount,
                             hasRepeatedKeys: false, depth: b.deepest &+ 1)
