@@ -80,6 +80,9 @@ final class XMLTapeTests: XCTestCase {
         guard case .document(let d, let node)? = r.parameters else { return XCTFail("not a document: \(String(describing: r.parameters))") }
         XCTAssertEqual(node, 0)
         XCTAssertEqual(try d.value(), ["r", ["a": "1"], "t"])
+        XCTAssertEqual(d.textCount, 8)  // "r", "a", "1", "t", each with its NUL; nothing else kept
+        let trailing = Array(("<r/>" + String(repeating: " ", count: 5000)).utf8)
+        XCTAssertEqual(try trailing.withUnsafeBufferPointer { try XMLTapeBuilder.parse($0) }.textCount, 2)
         // a malformed body: the tree path's error
         let bad = Array("<r>".utf8)
         let e = bad.withUnsafeBufferPointer { rs.responseParameters(statusCode: 200, contentType: "application/xml", body: $0) }

@@ -307,6 +307,7 @@ final class XMLTapeBuilder: XMLEventSink {
             throw b.failure ?? error
         }
         guard b.count > 0, b.open.count == 0 else { throw AFSError(.invalidXML, "not well-formed: no root element") }
+        if b.pending >= 0 { b.textCount = b.pending; b.pending = -1 }  // text after the root: not in the tree
         b.finished = true
         // Unused room of large blocks back (a shrinking realloc; kept as is if refused).
         let stride = MemoryLayout<Node>.stride
