@@ -1426,9 +1426,11 @@ AFS_API void afs_xml_parser_free(afs_xml_parser *p);
  * JsonML (jsonml.org): an element is an array ["qname", {attributes}, children...], the
  * attribute dictionary always present (possibly empty) and keeping the namespace
  * declarations as written; text children are strings (adjacent runs joined); comments and
- * PIs are not in the tree. Walk it with the value API (section 4); it writes back as JSON.
- * The serializer's decoding limit (afs_response_serializer_set_max_decoded_bytes) bounds
- * both the entity text expanded and the tree, charged as for JSON (AFS_E_LIMIT beyond).
+ * PIs are not in the tree. Walk it with the value API (section 3); it writes back as JSON.
+ * It is held as a decoded JSON value is (one block of 16-byte nodes and one of text, see
+ * afs_value_parse_json), and walks with the same memory. The serializer's decoding
+ * limit (afs_response_serializer_set_max_decoded_bytes) bounds both the entity text
+ * expanded and the tree, charged as for JSON (AFS_E_LIMIT beyond).
  *
  * How to: count the elements of a document as it arrives.
  *
