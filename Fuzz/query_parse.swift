@@ -6,6 +6,8 @@
 // - the parse never crashes; it fails only with `.limit`, `.invalidArgument` or
 //   `.invalidUTF8`, and `.invalidUTF8` never when bad escapes are kept;
 // - what it accepts is a dictionary no deeper than the depth limit + 3 levels;
+// - the pickle path (`QueryDecoder.pickle`, afs_query_parse_pickle) loads as the same tree
+//   (same key order), or fails with the same status and message;
 // - round trip on what it accepts: when no key holds `[` or `]`, writing the tree back with
 //   QueryString in the same style and parsing that gives the same tree (indexed style: the
 //   style that round trips whole, see include/afserialization.h section 16); for brackets
@@ -44,16 +46,24 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     if b & 128 != 0 { o.maxLength = 1 + Int(b & 15) }
     let text = UnsafeBufferPointer(start: data + Swift.min(2, size), count: Swift.max(0, size - 2))
     let tree: Value
+    let pickled = Result { try QueryDecoder.pickle(text, options: o) }
     do {
         tree = try QueryDecoder.parse(text, options: o)
     } catch let e as AFSError {
         require([.limit, .invalidArgument, .invalidUTF8].contains(e.status), "unexpected status \(e)")
         require(!(e.status == .invalidUTF8 && o.keepBadEscapes), "invalidUTF8 with bad escapes kept: \(e)")
+        guard case .failure(let f as AFSError) = pickled, f.status == e.status, f.message == e.message else {
+            fail("the pickle path does not fail as the parse: \(pickled) vs \(e)")
+        }
         return 0
     } catch {
         fail("a non-AFSError: \(error)")
     }
     require(tree.kind == .dict, "the parse is not a dictionary")
+    guard case .success(let p) = pickled, let loaded = try? PickleReader.read(p),
+          let a = try? PickleWriter.pickle(loaded), let b = try? PickleWriter.pickle(tree), a == b else {
+        fail("the pickle path does not load as the tree \(show(tree)): \(pickled)")
+    }
     // levels + the literal rest + an array of repeated keys (no_brackets)
     require(tree.nestingDepth <= o.maxDepth + 3, "depth \(tree.nestingDepth) with max_depth \(o.maxDepth)")
     guard keysAreBracketFree(tree), o.arrays != .noBrackets else { return 0 }

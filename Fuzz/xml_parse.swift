@@ -9,7 +9,9 @@
 //   to one byte) gives the same events (text runs joined) and the same error;
 // - tree = events: the JsonML tree equals the tree built from the recorded events, and the
 //   tree is refused when the events are (and otherwise only for the decoding limit that
-//   bounds the tree itself).
+//   bounds the tree itself);
+// - tape = tree: the JsonML tree built into a JSONDocument (what afs_response_object
+//   returns) reads back as the same tree with the same depth, or fails with the same error.
 @testable import AFSerialization
 
 final class Recorder: XMLEventSink {
@@ -134,6 +136,20 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // elements beyond what their expanded bytes count)
         let treeLimit = error.status == .limit && error.message.hasPrefix("the XML tree exceeds the decoding limit")
         require(failure != nil || treeLimit, "the tree failed (\(error)) but the events did not\n  input \(show(bytes))")
+    }
+    // Tape = tree: the document afs_response_object hands out (XMLTapeBuilder) reads back as
+    // the tree, and fails where the tree fails with the same error.
+    let tree = Result { () throws(AFSError) in try XMLTreeBuilder.parse(bytes) }
+    let tape = Result { () throws(AFSError) in try XMLTapeBuilder.parse(bytes) }
+    switch (tree, tape) {
+    case (.success(let t), .success(let d)):
+        guard let v = try? d.value() else { fail("the tape's tree could not be read\n  input \(show(bytes))") }
+        require(same(v, t), "tape differs from the tree\n  input \(show(bytes))\n  tape \(show(v))\n  tree \(show(t))")
+        require(d.depth == t.nestingDepth, "tape depth \(d.depth), tree depth \(t.nestingDepth)\n  input \(show(bytes))")
+    case (.failure(let a), .failure(let b)):
+        require(a == b, "tape error \(b) differs from the tree's \(a)\n  input \(show(bytes))")
+    default:
+        fail("tape and tree disagree: \(tree) vs \(tape)\n  input \(show(bytes))")
     }
     return 0
 }

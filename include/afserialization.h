@@ -1482,9 +1482,11 @@ AFS_API void afs_xml_parser_free(afs_xml_parser *p);
  * JsonML (jsonml.org): an element is an array ["qname", {attributes}, children...], the
  * attribute dictionary always present (possibly empty) and keeping the namespace
  * declarations as written; text children are strings (adjacent runs joined); comments and
- * PIs are not in the tree. Walk it with the value API (section 4); it writes back as JSON.
- * The serializer's decoding limit (afs_response_serializer_set_max_decoded_bytes) bounds
- * both the entity text expanded and the tree, charged as for JSON (AFS_E_LIMIT beyond).
+ * PIs are not in the tree. Walk it with the value API (section 3); it writes back as JSON.
+ * It is held as a decoded JSON value is (one block of 16-byte nodes and one of text, see
+ * afs_value_parse_json), and walks with the same memory. The serializer's decoding
+ * limit (afs_response_serializer_set_max_decoded_bytes) bounds both the entity text
+ * expanded and the tree, charged as for JSON (AFS_E_LIMIT beyond).
  *
  * How to: count the elements of a document as it arrives.
  *
@@ -2337,6 +2339,30 @@ AFS_API afs_value *afs_query_parse(const char *text, size_t len, const afs_query
  * @param body the bytes (NULL only with len 0); len may not be AFS_NTS.
  */
 AFS_API afs_value *afs_form_body_parse(const uint8_t *body, size_t len, const afs_query_parse_options *opts, afs_error *err);
+
+/**
+ * afs_query_parse written straight as a pickle of the subset of section 10, without
+ * building the tree: for bindings that turn the result into their own objects in one call
+ * (Python's parse_query and parse_form load it with pickle). It loads as the pickle
+ * afs_value_to_pickle writes for the tree afs_query_parse returns, but is not always the
+ * same bytes: when every name is flat and the style is not no_brackets, a repeated name is
+ * written each time (a dict, like the tree, keeps it at its first position with the last
+ * value), and below the top level, repeated keys and values of up to 24 bytes are written
+ * once and then referred to through the memo (MEMOIZE, BINGET: Python shares one str).
+ * A form body is this with AFS_QUERY_PLUS_AS_SPACE in opts->flags.
+ * @param text the query (NULL with len 0 is the empty query); @param len its length in
+ *        bytes, or AFS_NTS. @param opts NULL for the defaults.
+ * @param pickle_len receives the pickle's length (must not be NULL; 0 on failure).
+ * @return owned bytes (afs_free), or NULL with err set exactly as afs_query_parse would
+ *         (same statuses and messages), or AFS_E_INVALID_ARGUMENT for pickle_len NULL.
+ *
+ *     size_t n;
+ *     uint8_t *p = afs_query_parse_pickle("a[]=1&a[]=2", AFS_NTS, NULL, &n, &err);
+ *     // p: the pickle of {"a": ["1", "2"]}
+ *     afs_free(p);
+ */
+AFS_API uint8_t *afs_query_parse_pickle(const char *text, size_t len, const afs_query_parse_options *opts,
+                                        size_t *pickle_len, afs_error *err);
 
 /** Limits of a multipart parser or reader; NULL or zero fields: the defaults. */
 typedef struct afs_multipart_limits {

@@ -1,6 +1,7 @@
 """Writes the benchmark inputs into DIR: big.body (one file part of SIZE bytes of random
 data, each 64 KiB block repeated), fields.body (10,000 small fields), query.txt (100,000
-parameters `k<i>=value<i>`). Prints the boundary."""
+parameters `k<i>=value<i>`), query_nested.txt (100,002 parameters `users[][name]=...`).
+Prints the boundary."""
 import os
 import sys
 
@@ -22,4 +23,10 @@ with open(os.path.join(work, "fields.body"), "wb") as f:
     f.write(f"--{B}--\r\n".encode())
 with open(os.path.join(work, "query.txt"), "w") as f:
     f.write("&".join(f"k{i}=value{i}" for i in range(100000)))
+# What the library writes (brackets style, keys sorted) for {"users": [user, ...]}: 16,667
+# users of 6 parameters, 100,002 in all, nested 2 to 3 levels.
+with open(os.path.join(work, "query_nested.txt"), "w") as f:
+    f.write("&".join(f"users[][address][city]=Paris&users[][address][zip]=750{i % 100:02d}"
+                     f"&users[][email]=u{i}%40example.com&users[][name]=Name%20{i}"
+                     f"&users[][tags][]=a&users[][tags][]=b" for i in range(16667)))
 print(B)

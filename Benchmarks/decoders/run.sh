@@ -6,13 +6,15 @@
 # golang, Tests/go/multipartcheck -bench: the body read into memory first, then NextPart and
 # io.Copy to io.Discard); from Python by MultipartParser (data dropped, and spooled as
 # iter_multipart gives it), python-multipart and streaming-form-data (Cython), each in its own
-# process with its peak RSS; then 100,000 query parameters by afs_query_parse (C),
-# parse_query (Python) and urllib.parse.parse_qs. Best of 3 for C and Go, best of
-# BENCH_PY_RUNS (default 1) processes for Python.
-# Every Python row reads the body from its file in 1 MiB pieces; the "Python read only" row
-# is that loop alone, and the "over read" column is each Python row's time minus it: what
-# the parser costs on top of getting the bytes; "Python read + file write" writes each piece
-# to a temporary file without parsing, the floor of afs-spooled on the big body
+# process with its peak RSS; then 100,000 query parameters, flat (k<i>=value<i>) and nested
+# (users[][name]=..., as the library writes an array of dictionaries), by afs_query_parse
+# and afs_query_parse_pickle (C), parse_query (Python) and urllib.parse.parse_qs (which
+# does not nest: a flat dict of lists). Best of 3 for C and Go, best of BENCH_PY_RUNS
+# (default 1) processes for Python.
+# Every Python multipart row reads the body from its file in 1 MiB pieces; the "Python read
+# only" row is that loop alone, and the "over read" column is each Python row's time minus
+# it: what the parser costs on top of getting the bytes; "Python read + file write" writes
+# each piece to a temporary file without parsing, the floor of afs-spooled on the big body
 # (bench_decoders_py.py says what each row does).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -66,10 +68,16 @@ for input in big fields; do
         row "" "Python $peer" "$s" "$(rate "$size" "$s")" "$((rss >> 10)) MiB" "$(minus "$s" "$base")"
     done
 done
-q="$work/query.txt"
-read -r n _ s < <("$work/bench_decoders" query "$q")
-row "query ($n params)" "C afs_query_parse" "$s" "-" "-"
-read -r s rss < <("$py" "$here/bench_decoders_py.py" query-afs "$q")
-row "" "Python parse_query" "$s" "-" "$((rss >> 10)) MiB"
-read -r s rss < <("$py" "$here/bench_decoders_py.py" query-parse_qs "$q")
-row "" "Python parse_qs" "$s" "-" "$((rss >> 10)) MiB"
+for q in "$work/query.txt" "$work/query_nested.txt"; do
+    read -r _ _ s < <("$work/bench_decoders" query "$q")
+    n=$(( $(tr -cd '&' <"$q" | wc -c) + 1 ))
+    label="query ($n params)"
+    [ "$q" = "$work/query_nested.txt" ] && label="nested ($n params)"
+    row "$label" "C afs_query_parse" "$s" "-" "-" "-"
+    read -r _ _ s < <("$work/bench_decoders" query-pickle "$q")
+    row "" "C afs_query_parse_pickle" "$s" "-" "-" "-"
+    read -r s rss < <(pybest query-afs "$q")
+    row "" "Python parse_query" "$s" "-" "$((rss >> 10)) MiB" "-"
+    read -r s rss < <(pybest query-parse_qs "$q")
+    row "" "Python parse_qs" "$s" "-" "$((rss >> 10)) MiB" "-"
+done

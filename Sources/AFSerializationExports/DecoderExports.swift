@@ -49,6 +49,20 @@ public func afs_form_body_parse(_ body: UnsafePointer<UInt8>?, _ len: Int, _ opt
     }
 }
 
+@c @implementation
+public func afs_query_parse_pickle(_ text: UnsafePointer<CChar>?, _ len: Int, _ opts: UnsafePointer<afs_query_parse_options>?,
+                                   _ pickleLen: UnsafeMutablePointer<Int>?, _ err: UnsafeMutablePointer<afs_error>?) -> UnsafeMutablePointer<UInt8>? {
+    pickleLen?.pointee = 0
+    return pointer(err) {
+        let o = try queryOptions(opts, plus: false)
+        let bytes: UnsafeBufferPointer<UInt8> = (text == nil && (len == 0 || len == NTS)) ? UnsafeBufferPointer(start: nil, count: 0) : try bytesArg(text, len, "the query")
+        guard let pickleLen else { throw AFSError(.invalidArgument, "pickle_len is NULL") }
+        let (p, n) = try QueryDecoder.mallocPickle(bytes, options: o)
+        pickleLen.pointee = n
+        return p
+    }
+}
+
 private func limits(_ l: UnsafePointer<afs_multipart_limits>?) -> MultipartLimits {
     var m = MultipartLimits()
     guard let l = l?.pointee else { return m }

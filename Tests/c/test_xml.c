@@ -192,6 +192,25 @@ static void test_tree(void) {
     if (json && len < sizeof text) memcpy(text, json, len);
     CHECK_STR(text, "[\"r\",{\"xmlns:p\":\"urn:p\",\"a\":\"1\"},\"tu\",[\"p:c\",{}],\"tail\"]");
     afs_request_free(req);
+    afs_value_free(tree);
+    tree = NULL;
+    /* text that JSON escapes (quote, backslash, control characters), entities, CDATA,
+       nesting: read member by member and written back */
+    body = "<!DOCTYPE r [<!ENTITY e 'x&#10;y'>]><r q='a\"b'>\\&e;&#9;<![CDATA[\"]]><s><t/></s>\xc3\xbc</r>";
+    CHECK_STATUS(afs_response_object(rs, 200, "application/xml", body, strlen(body), &tree, &err), AFS_OK);
+    CHECK(tree != NULL && afs_value_count(tree) == 5);
+    size_t slen = 0;
+    const char *s = afs_value_get_string(afs_value_at(tree, 2), &slen);
+    CHECK(s != NULL && slen == 6 && memcmp(s, "\\x\ny\t\"", 6) == 0 && s[6] == 0);
+    CHECK_STR(afs_value_get_string(afs_value_at(afs_value_at(afs_value_at(tree, 3), 2), 0), NULL), "t");
+    CHECK_STR(afs_value_get_string(afs_value_at(tree, 4), NULL), "\xc3\xbc");
+    req = afs_serializer_request(js, "POST", "http://127.0.0.1/", tree, &err);
+    CHECK(req != NULL);
+    json = afs_request_body(req, &len);
+    memset(text, 0, sizeof text);
+    if (json && len < sizeof text) memcpy(text, json, len);
+    CHECK_STR(text, "[\"r\",{\"q\":\"a\\\"b\"},\"\\\\x\\ny\\t\\\"\",[\"s\",{},[\"t\",{}]],\"\xc3\xbc\"]");
+    afs_request_free(req);
     afs_serializer_free(js);
     afs_value_free(tree);
     tree = NULL;

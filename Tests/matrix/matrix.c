@@ -2105,6 +2105,40 @@ static void xml(void) {
     afs_xml_parser_free(p);
 }
 
+/* afs_query_parse_pickle (issue 26's fast path for bindings): the same refusals as afs_query_parse. */
+static void query_pickle(void) {
+    area = "decoders";
+    size_t n, len;
+    uint8_t *p;
+    char *q = repeat("", "k=v&", 1001, "", &n);
+    p = afs_query_parse_pickle(q, n, NULL, &len, fresh());
+    row("a query with 1001 parameters (default max_params 1000)", "afs_query_parse_pickle", AFS_E_LIMIT, STATUS_OF(p), &E, "pickled");
+    afs_free(p);
+    free(q);
+    q = repeat("a=", "x", 65537, "", &n);
+    p = afs_query_parse_pickle(q, n, NULL, &len, fresh());
+    row("a value of 65537 bytes (default max_length 65536)", "afs_query_parse_pickle", AFS_E_LIMIT, STATUS_OF(p), &E, "pickled");
+    afs_free(p);
+    free(q);
+    afs_query_parse_options o = {0};
+    o.flags = AFS_QUERY_REFUSE_DEEP;
+    p = afs_query_parse_pickle("a[b][c][d][e][f][g]=1", AFS_NTS, &o, &len, fresh());
+    row("a name 6 brackets deep with AFS_QUERY_REFUSE_DEEP (default max_depth 5)", "afs_query_parse_pickle", AFS_E_LIMIT, STATUS_OF(p), &E, "pickled");
+    afs_free(p);
+    p = afs_query_parse_pickle("a=%zz", AFS_NTS, NULL, &len, fresh());
+    row("a malformed escape `%zz`", "afs_query_parse_pickle", AFS_E_INVALID_ARGUMENT, STATUS_OF(p), &E, "pickled");
+    afs_free(p);
+    p = afs_query_parse_pickle("a=%E9", AFS_NTS, NULL, &len, fresh());
+    row("an escape that is not UTF-8 `%E9`", "afs_query_parse_pickle", AFS_E_INVALID_UTF8, STATUS_OF(p), &E, "pickled");
+    afs_free(p);
+    p = afs_query_parse_pickle("a=1&a[x]=2", AFS_NTS, NULL, &len, fresh());
+    row("a key on a value after flat names: `a=1&a[x]=2`", "afs_query_parse_pickle", AFS_E_INVALID_ARGUMENT, STATUS_OF(p), &E, "pickled");
+    afs_free(p);
+    p = afs_query_parse_pickle("a=1", AFS_NTS, NULL, NULL, fresh());
+    row("pickle_len NULL", "afs_query_parse_pickle", AFS_E_INVALID_ARGUMENT, STATUS_OF(p), &E, "pickled");
+    afs_free(p);
+}
+
 int main(int argc, char **argv) {
     const char *dir = argc > 1 ? argv[1] : getenv("TMPDIR");
     if (!dir || !*dir) dir = "/tmp";
@@ -2132,6 +2166,7 @@ int main(int argc, char **argv) {
     decoders();
     issue23();
     multipart_records();
+    query_pickle();
     char cmd[700];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmp);
     if (system(cmd) != 0) fprintf(stderr, "matrix: could not remove %s\n", tmp);

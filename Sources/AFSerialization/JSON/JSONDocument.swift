@@ -47,7 +47,7 @@ public final class JSONDocument: @unchecked Sendable {
     /// a repeated key dropped a deeper value from the tree.
     public let depth: Int
 
-    fileprivate init(nodes: UnsafeMutablePointer<Node>, nodeCount: Int, text: UnsafeMutablePointer<UInt8>,
+    init(nodes: UnsafeMutablePointer<Node>, nodeCount: Int, text: UnsafeMutablePointer<UInt8>,
                      textCount: Int, hasRepeatedKeys: Bool, depth: Int) {
         self.nodes = nodes
         self.nodeCount = nodeCount

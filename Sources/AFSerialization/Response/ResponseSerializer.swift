@@ -288,7 +288,8 @@ public struct ResponseSerializer: Sendable {
     /// `responseObject(statusCode:contentType:body:)` with a JSON body kept as the parsed
     /// `JSONDocument` wherever its tree would be the document as it is: a JSON serializer
     /// without `removesKeysWithNullValues` and with the default decoding limit (which JSON
-    /// text cannot reach). Other bodies come as trees, and so do the errors: a malformed
+    /// text cannot reach), and an XML body as its JsonML tree built straight into a document
+    /// (`XMLTapeBuilder`). Other bodies come as trees, and so do the errors: a malformed
     /// text is read again on the tree path, which words them. C: `afs_response_object`.
     public func responseParameters(statusCode: Int, contentType: String?, body: UnsafeBufferPointer<UInt8>,
                                    method: String? = nil) -> (parameters: Parameters?, error: AFSError?)
@@ -302,6 +303,10 @@ public struct ResponseSerializer: Sendable {
             if let d = try? JSONDocument.parse(text, allowFragments: leaf.jsonReadingOptions.contains(.fragmentsAllowed)) {
                 return (.document(d, node: 0), v.error)
             }
+        }
+        if leaf.kind == .xml && !body.isEmpty && !v.contentTypeRefused,
+           let d = try? XMLTapeBuilder.parse(body, maxExpandedBytes: DecodeBudget.limit(bodySize: body.count, max: leaf.maxDecodedBytes)) {
+            return (.document(d, node: 0), v.error)
         }
         let r = leaf.decode(v, body, method: method)
         return (r.value.map(Parameters.tree), r.error)

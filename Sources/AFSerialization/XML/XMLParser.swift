@@ -130,6 +130,14 @@ public final class XMLPushParser {
         // One final feed: the whole input at once (no compaction before the end).
         p.finished = true
         do {
+            if bytes.count >= 1 << 20 {
+                // A large document: its UTF-8 in one block (not grown by doubling, each
+                // step a copy into fresh pages), pre-faulted in one system call.
+                try p.buf.checkedReserve(bytes.count &+ 1, "the XML reader's \(bytes.count)-byte input buffer")
+                p.buf.withUnsafeMutableBufferPointer {
+                    if let b = $0.baseAddress { XMLTapeBuilder.prefault(UnsafeMutableRawPointer(b), bytes.count) }
+                }
+            }
             try p.input.feed(bytes, final: true, into: &p.buf, outBase: 0)
         } catch { throw p.fail(error) }
         try p.run()

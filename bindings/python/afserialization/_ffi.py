@@ -506,6 +506,7 @@ _DECLARATIONS: List[Tuple[str, Any, Sequence[Any], Optional[str]]] = [
     # 16. decoders
     ("afs_query_parse", c_value_p, [c_char_p, c_size_t, POINTER(afs_query_parse_options), _E], _HANDLE),
     ("afs_form_body_parse", c_value_p, [c_void_p, c_size_t, POINTER(afs_query_parse_options), _E], _HANDLE),
+    ("afs_query_parse_pickle", c_void_p, [c_char_p, c_size_t, POINTER(afs_query_parse_options), c_size_p, _E], None),
     ("afs_multipart_parser_new", c_multipart_parser_p,
      [c_char_p, POINTER(afs_multipart_limits), POINTER(afs_multipart_handler), c_void_p, _E], _HANDLE),
     ("afs_multipart_parser_feed", c_int, [c_multipart_parser_p, c_void_p, c_size_t, _E], _STATUS),
