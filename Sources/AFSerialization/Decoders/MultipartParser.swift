@@ -109,12 +109,7 @@ struct CarryBuffer: ~Copyable {
 
     mutating func append(_ p: UnsafePointer<UInt8>, _ n: Int) throws(AFSError) {
         if n == 0 { return }
-        if count + n > capacity {
-            let c = Swift.max(count + n, capacity * 2, 256)
-            guard let q = afsRealloc(base, c) else { throw AFSError.noMemory("a multipart parser's carry buffer", bytes: c) }
-            base = q.assumingMemoryBound(to: UInt8.self)
-            capacity = c
-        }
+        try reserve(count + n)
         (base! + count).update(from: p, count: n)
         count += n
     }

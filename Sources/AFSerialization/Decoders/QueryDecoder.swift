@@ -60,6 +60,29 @@ public enum QueryDecoder {
         return try w.take()
     }
 
+    /// The parameter starting at `i`: where it ends (its `&`, or `n`) and its first `=`
+    /// (-1 when it has none). Shared by the flat pickle and the tree.
+    @inline(__always)
+    static func parameter(_ base: UnsafePointer<UInt8>, _ n: Int, at i: Int) -> (end: Int, eq: Int) {
+        var end = i
+        var eq = -1
+        while end < n {
+            let c = base[end]
+            if c == UInt8(ascii: "&") { break }
+            if c == UInt8(ascii: "=") && eq < 0 { eq = end }
+            end += 1
+        }
+        return (end, eq)
+    }
+
+    /// Refuses parameter number `index` (from 0, starting at byte `offset`) beyond max_params.
+    @inline(__always)
+    static func count(_ index: Int, at offset: Int, _ options: QueryParseOptions) throws {
+        if index >= options.maxParams {
+            throw AFSError(.limit, "the query has more than \(options.maxParams) parameters (max_params; parameter \(index) starts at byte offset \(offset))")
+        }
+    }
+
     static func check(_ options: QueryParseOptions) throws {
         guard options.maxDepth >= 0, options.maxDepth <= QueryParseOptions.depthCeiling else {
             throw AFSError.invalidArgument("max_depth \(options.maxDepth) is above \(QueryParseOptions.depthCeiling)")
@@ -91,19 +114,10 @@ public enum QueryDecoder {
             var i = 0
             var index = 0
             while i < n {
-                var end = i
-                var eq = -1
-                while end < n {
-                    let c = base[end]
-                    if c == UInt8(ascii: "&") { break }
-                    if c == UInt8(ascii: "=") && eq < 0 { eq = end }
-                    end += 1
-                }
+                let (end, eq) = QueryDecoder.parameter(base, n, at: i)
                 defer { i = end + 1 }
                 if end == i { continue }  // `&&`
-                if index >= options.maxParams {
-                    throw AFSError(.limit, "the query has more than \(options.maxParams) parameters (max_params; parameter \(index) starts at byte offset \(i))")
-                }
+                try QueryDecoder.count(index, at: i, options)
                 let nameEnd = eq < 0 ? end : eq
                 let nameAt = w.out.count
                 if nameEnd - i < 256 && nameEnd - i <= options.maxLength && w.out.reserve(2 + nameEnd - i),
@@ -403,12 +417,7 @@ struct QueryTree: ~Copyable {
 
     /// Parses `text` (see `QueryDecoder.parse`).
     static func parse(_ text: UnsafeBufferPointer<UInt8>, options: QueryParseOptions) throws -> QueryTree {
-        guard options.maxDepth >= 0, options.maxDepth <= QueryParseOptions.depthCeiling else {
-            throw AFSError.invalidArgument("max_depth \(options.maxDepth) is above \(QueryParseOptions.depthCeiling)")
-        }
-        guard options.maxParams > 0, options.maxLength > 0 else {
-            throw AFSError.invalidArgument("max_params and max_length must be positive")
-        }
+        try QueryDecoder.check(options)
         // Decoded bytes are at most the input's (more only where U+FFFD replaces kept bad bytes).
         try Memory.probe(text.count, "the decoded names and values of a query of \(text.count) bytes")
         var tree = QueryTree(options: options, capacity: text.count)
@@ -442,19 +451,10 @@ struct QueryTree: ~Copyable {
         var i = 0
         var index = 0
         while i < n {
-            var end = i
-            var eq = -1
-            while end < n {
-                let c = base[end]
-                if c == UInt8(ascii: "&") { break }
-                if c == UInt8(ascii: "=") && eq < 0 { eq = end }
-                end += 1
-            }
+            let (end, eq) = QueryDecoder.parameter(base, n, at: i)
             defer { i = end + 1 }
             if end == i { continue }  // `&&`
-            if index >= options.maxParams {
-                throw AFSError(.limit, "the query has more than \(options.maxParams) parameters (max_params; parameter \(index) starts at byte offset \(i))")
-            }
+            try QueryDecoder.count(index, at: i, options)
             let nameEnd = eq < 0 ? end : eq
             let nameStart = bytes.count
             try decode(base + i, nameEnd - i, what: "the name", index: index, offset: i)
