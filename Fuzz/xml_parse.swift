@@ -51,8 +51,10 @@ func treeOf(_ events: [String]) -> Value? {
     var stack: [[Value]] = []
     var root: Value? = nil
     for e in events {
-        let body = String(e.dropFirst())
-        switch e.first {
+        // The kind is the first scalar: text may start with a combining mark, which makes
+        // one Character of the kind letter and the text's first scalar.
+        let body = String(e.unicodeScalars.dropFirst())
+        switch e.unicodeScalars.first {
         case "S":
             let parts = body.split(separator: "\u{2}", omittingEmptySubsequences: false)
             let name = String(parts[0].split(separator: "\u{1}", omittingEmptySubsequences: false)[0])
