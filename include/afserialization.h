@@ -23,9 +23,9 @@
  *   8. Body streams                16. Decoders: query strings, form bodies, multipart
  *
  * CONVENTIONS
- *   - Opaque handles: afs_value, afs_serializer, afs_request, afs_form, afs_body_stream,
- *     afs_response_serializer, afs_xml_parser, afs_security_policy, afs_response_reader,
- *     afs_multipart_parser, afs_multipart_reader.
+ *   - Opaque handles: afs_value, afs_json_parser, afs_serializer, afs_request, afs_form,
+ *     afs_body_stream, afs_response_serializer, afs_xml_parser, afs_security_policy,
+ *     afs_response_reader, afs_multipart_parser, afs_multipart_reader.
  *     A function that returns a handle gives the caller ownership; free it with the
  *     matching afs_*_free, which accepts NULL.
  *   - Returned `const char *` / `const uint8_t *` are borrowed: valid until their owner is
