@@ -19,6 +19,9 @@ stage 2 "configuring the build (cmake -S . -B build)"
 cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >/dev/null
 stage 3 "building libafserialization.so with SwiftPM and the C examples (a first build takes minutes; SwiftPM prints [n/m] steps)"
 cmake --build build -j2 --target upload_with_curl print_requests get_with_socket >&2
+# the Python package's compiled module, beside its sources (without it the package runs its
+# pure-Python loops)
+python3 bindings/python/build_speedups.py >/dev/null || echo "demo: the Python package runs without its compiled module" >&2
 stage 4 "running the demo (built in $((SECONDS - started)) s)"
 export AFSERIALIZATION_LIBRARY="$root/build/lib/libafserialization.so"
 export AFS_UPLOAD_WITH_CURL="$root/build/upload_with_curl"

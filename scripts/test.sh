@@ -7,8 +7,9 @@
 #      0755 library with a separate debug file)
 #   2. fault injection (also under valgrind) and the bad-input matrix
 #      (docs/bad-input-matrix.md must match what the library answers)
-#   3. Python: `pip wheel ./bindings/python` (the library built by CMake, a manylinux_2_28
-#      or older tag, every ELF file in it checked by Tests/c/check_glibc.sh), the wheel
+#   3. Python: `pip wheel ./bindings/python` (the library built by CMake and the compiled
+#      module afserialization/_speedups, a cp38-abi3-manylinux_2_28 or older tag, every ELF
+#      file in it checked by Tests/c/check_glibc.sh), the wheel
 #      installed into a fresh virtual environment, and Tests/python run against it (with
 #      the HTTPie comparison of the CLI, asyncio uploads, and the README's commands)
 #   4. sanitizers (scripts/sanitize.sh): the C tests and the whole Swift XCTest suite under
@@ -88,7 +89,8 @@ python_wheel() {
     local whl
     whl=$(ls "$wheels"/afserialization-*.whl) || return 1
     echo "wheel: $(basename "$whl")"
-    case $whl in *-py3-none-manylinux_*) ;; *) echo "not a manylinux wheel: $whl"; return 1 ;; esac
+    # cp38-abi3: the compiled module (afserialization/_speedups) is in it
+    case $whl in *-cp38-abi3-manylinux_*) ;; *) echo "not a manylinux wheel with the compiled module: $whl"; return 1 ;; esac
     auditwheel show "$whl" || return 1
     # every ELF file of the wheel needs at most manylinux_2_28's symbol versions
     rm -rf "$out/wheel-elf" && mkdir -p "$out/wheel-elf" && (cd "$out/wheel-elf" && python -m zipfile -e "$whl" .) || return 1

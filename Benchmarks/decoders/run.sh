@@ -11,6 +11,8 @@
 # and afs_query_parse_pickle (C), parse_query (Python) and urllib.parse.parse_qs (which
 # does not nest: a flat dict of lists). Best of 3 for C and Go, best of BENCH_PY_RUNS
 # (default 1) processes for Python.
+# Python rows use the package's compiled module (bindings/python/build_speedups.py); the
+# "afs-pure" and "parse_query pure" rows run the same with AFSERIALIZATION_PURE_PYTHON=1.
 # Every Python multipart row reads the body from its file in 1 MiB pieces; the "Python read
 # only" row is that loop alone, and the "over read" column is each Python row's time minus
 # it: what the parser costs on top of getting the bytes; "Python read + file write" writes
@@ -34,6 +36,9 @@ export AFSERIALIZATION_LIBRARY="$lib"
 export PYTHONPATH="$root/bindings/python${PYTHONPATH:+:$PYTHONPATH}"
 py=${AFS_VENV:-$root/.venv}/bin/python
 [ -x "$py" ] || py=python3
+# the package's compiled module, beside its sources (the "pure" rows run with
+# AFSERIALIZATION_PURE_PYTHON=1, without it)
+"$py" "$root/bindings/python/build_speedups.py" >/dev/null
 row() { printf '%-22s %-26s %10s %10s %12s %10s\n' "$@"; }
 pyruns=${BENCH_PY_RUNS:-1}
 # best of $pyruns processes: prints "<seconds> <peak RSS KiB>" of the fastest
@@ -60,11 +65,15 @@ for input in big fields; do
     row "" "Python read only" "$base" "$(rate "$size" "$base")" "$((rss >> 10)) MiB" "-"
     read -r s rss < <(pybest read-write "$body" "$ct")
     row "" "Python read + file write" "$s" "$(rate "$size" "$s")" "$((rss >> 10)) MiB" "$(minus "$s" "$base")"
-    for peer in afs afs-spooled python-multipart streaming-form-data; do
+    for peer in afs afs-pure afs-spooled python-multipart streaming-form-data; do
         if [ "$peer" = streaming-form-data ] && ! "$py" -c "import streaming_form_data" 2>/dev/null; then
             row "" "$peer" "not installed" "" "" ""; continue
         fi
-        read -r s rss < <(pybest "$peer" "$body" "$ct")
+        if [ "$peer" = afs-pure ]; then
+            read -r s rss < <(AFSERIALIZATION_PURE_PYTHON=1 pybest afs "$body" "$ct")
+        else
+            read -r s rss < <(pybest "$peer" "$body" "$ct")
+        fi
         row "" "Python $peer" "$s" "$(rate "$size" "$s")" "$((rss >> 10)) MiB" "$(minus "$s" "$base")"
     done
 done
@@ -78,6 +87,8 @@ for q in "$work/query.txt" "$work/query_nested.txt"; do
     row "" "C afs_query_parse_pickle" "$s" "-" "-" "-"
     read -r s rss < <(pybest query-afs "$q")
     row "" "Python parse_query" "$s" "-" "$((rss >> 10)) MiB" "-"
+    read -r s rss < <(AFSERIALIZATION_PURE_PYTHON=1 pybest query-afs "$q")
+    row "" "Python parse_query pure" "$s" "-" "$((rss >> 10)) MiB" "-"
     read -r s rss < <(pybest query-parse_qs "$q")
     row "" "Python parse_qs" "$s" "-" "$((rss >> 10)) MiB" "-"
 done

@@ -116,17 +116,20 @@ def test_environment_variable_overrides_the_packaged_library(installed, library,
 
 def test_wheel_is_manylinux_with_the_header_version(wheel, library):
     name, version, py, abi, platform = wheel.stem.split("-")
-    assert (name, version, py, abi) == ("afserialization", header_version(), "py3", "none")
+    # cp38-abi3: the compiled module (CPython's limited API) is in it
+    assert (name, version, py, abi) == ("afserialization", header_version(), "cp38", "abi3")
     assert re.fullmatch(r"manylinux_\d+_\d+_(x86_64|aarch64|i686|ppc64le|s390x|armv7l)", platform), platform
     with zipfile.ZipFile(wheel) as z:
         names = set(z.namelist())
         assert {"afserialization/__init__.py", "afserialization/_ffi.py",
-                "afserialization/libafserialization.so.0", "afserialization/py.typed"} <= names
+                "afserialization/libafserialization.so.0", "afserialization/py.typed",
+                "afserialization/_speedups.abi3.so"} <= names
+        assert "afserialization/_speedups.c" not in names
         assert "afserialization/demo.py" not in names  # it drives a checkout: scripts/demo.sh
         assert z.read("afserialization/libafserialization.so.0") == library.read_bytes()
         dist_info = f"afserialization-{version}.dist-info"
         wheel_meta = z.read(f"{dist_info}/WHEEL").decode()
-        assert "Root-Is-Purelib: false" in wheel_meta and f"Tag: py3-none-{platform}" in wheel_meta
+        assert "Root-Is-Purelib: false" in wheel_meta and f"Tag: cp38-abi3-{platform}" in wheel_meta
         metadata = z.read(f"{dist_info}/METADATA").decode()
         assert f"Version: {version}" in metadata and "Requires-Python: >=3.8" in metadata
         assert any(n.startswith(dist_info) and n.endswith("LICENSE") for n in names)
@@ -157,7 +160,8 @@ def test_sdist_carries_the_sources_and_builds(tmp_path, library):
     with tarfile.open(sdist) as tar:
         names = set(tar.getnames())
         tar.extractall(tmp_path / "x")
-    for rel in ["pyproject.toml", "hatch_build.py", "LICENSE", "afserialization/_ffi.py",
+    for rel in ["pyproject.toml", "hatch_build.py", "build_speedups.py", "afserialization/_speedups.c",
+                "LICENSE", "afserialization/_ffi.py",
                 "native/CMakeLists.txt", "native/Package.swift", "native/include/afserialization.h",
                 "native/scripts/build-library.sh", "native/scripts/afserialization.map"]:
         assert f"{base}/{rel}" in names, rel
@@ -168,7 +172,7 @@ def test_sdist_carries_the_sources_and_builds(tmp_path, library):
               library=None if full else library, timeout=1800)
     assert out.returncode == 0, out.stdout + out.stderr
     (built,) = (tmp_path / "w").glob("*.whl")
-    assert "-py3-none-manylinux_" in built.name
+    assert "-cp38-abi3-manylinux_" in built.name
 
 
 def test_wheel_fits_manylinux_2_28(wheel, tmp_path):

@@ -9,12 +9,17 @@
   Before building it checks for Swift 6, cmake and a C toolchain and stops with one line
   (no traceback) saying what to install or to set ``AFSERIALIZATION_LIBRARY``; while the
   library builds it prints stage lines on the terminal (pip hides a backend's output). The
-  wheel's tag is ``py3-none-<platform>``: the bindings are ctypes only, so any Python 3
-  runs them; the platform is ``manylinux_<glibc>_<arch>`` computed from the library's ELF
+  wheel's tag is ``py3-none-<platform>`` for the ctypes bindings alone (any Python 3 runs
+  them; with the compiled module, below, ``cp38-abi3-<platform>``); the platform is ``manylinux_<glibc>_<arch>`` computed from the library's ELF
   file (the highest ``GLIBC_x.y`` symbol version it needs, and only libraries the manylinux
   policies allow), else ``linux_<arch>``: ``manylinux_2_27`` for the library
   ``scripts/build-library.sh`` makes (old glibc symbol versions, compression libraries
   linked in; see docs/DESIGN.md), so nothing needs bundling.
+  With the compiled module ``afserialization/_speedups.abi3.so`` (``build_speedups.py``:
+  CPython's limited API, so one binary for every CPython 3.8+) the tag is
+  ``cp38-abi3-<platform>``; when it cannot be built here (no C compiler or no Python.h) or
+  ``AFSERIALIZATION_SPEEDUPS=0``, the wheel is ``py3-none-<platform>`` without it and the
+  package runs its pure-Python loops (a stage line says so).
 
 The library's sources are ``../..`` in a checkout and ``native/`` in the sdist.
 """
@@ -274,6 +279,26 @@ def bundle_libraries(library: str, staging: str) -> "tuple[str, dict[str, str]]"
     return packed, copies
 
 
+def build_speedups_module(root: str, staging: str) -> Optional[str]:
+    """Compiles ``_speedups.abi3.so`` into ``staging``; ``None`` (with a stage line) when
+    it is turned off or cannot be built here."""
+    if os.environ.get("AFSERIALIZATION_SPEEDUPS", "1") == "0":
+        _log("AFSERIALIZATION_SPEEDUPS=0: no compiled module (py3-none wheel)")
+        return None
+    sys.path.insert(0, root)
+    try:
+        import build_speedups
+    finally:
+        sys.path.remove(root)
+    try:
+        out = build_speedups.build(os.path.join(staging, build_speedups.MODULE_FILE))
+    except (RuntimeError, FileNotFoundError, OSError) as e:
+        _log(f"the compiled module is left out ({e}); the package runs its pure-Python loops")
+        return None
+    _log("compiled afserialization/_speedups.abi3.so")
+    return out
+
+
 class LibraryHook(BuildHookInterface):
     PLUGIN_NAME = "custom"
 
@@ -308,8 +333,12 @@ class LibraryHook(BuildHookInterface):
         build_data["force_include"][packed] = f"afserialization/{PACKAGED_NAME}"
         for copy, target in bundled.items():
             build_data["force_include"][copy] = target
+        speedups = build_speedups_module(self.root, staging)
+        if speedups:
+            build_data["force_include"][speedups] = "afserialization/_speedups.abi3.so"
         build_data["pure_python"] = False
-        build_data["tag"] = f"py3-none-{platform_tag([packed, *bundled])}"
+        interpreter = "cp38-abi3" if speedups else "py3-none"
+        build_data["tag"] = f"{interpreter}-{platform_tag([packed, *bundled, *([speedups] if speedups else [])])}"
         _log(f"wheel tag {build_data['tag']}")
 
     def finalize(self, version: str, build_data: Dict[str, Any], artifact_path: str) -> None:

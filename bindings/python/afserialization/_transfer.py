@@ -22,12 +22,35 @@ from __future__ import annotations
 import copyreg
 import datetime
 import io
+import os
 import pickle
 import threading
-from ctypes import POINTER, byref, c_size_t, c_uint8, c_void_p, cast, string_at
-from typing import Any, NoReturn, Optional, Tuple
+from ctypes import POINTER, byref, c_char, c_size_t, c_uint8, c_void_p, cast, string_at
+from types import ModuleType
+from typing import Any, Callable, NoReturn, Optional, Tuple
 
-__all__ = ["dumps", "loads", "take", "SafeUnpickler", "scratch"]
+__all__ = ["dumps", "loads", "load_at", "load_owned", "take", "SafeUnpickler", "scratch",
+           "speedups", "PURE_PYTHON_ENV"]
+
+#: Set (to anything but "" or "0") to run the package's pure-Python loops instead of the
+#: compiled module ``afserialization._speedups`` (for comparison and debugging).
+PURE_PYTHON_ENV = "AFSERIALIZATION_PURE_PYTHON"
+
+
+def _import_speedups() -> Optional[ModuleType]:
+    if os.environ.get(PURE_PYTHON_ENV, "") not in ("", "0"):
+        return None
+    try:
+        from . import _speedups  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return _speedups  # type: ignore[no-any-return]
+
+
+#: The compiled module (``_speedups.c``: the pickle loader and the multipart record loop),
+#: or ``None`` when it is not built here or ``AFSERIALIZATION_PURE_PYTHON`` is set: the
+#: package then runs the same loops in Python, with the same results.
+speedups: Optional[ModuleType] = _import_speedups()
 
 _PROTOCOL = 5 if pickle.HIGHEST_PROTOCOL >= 5 else 4
 
@@ -73,8 +96,47 @@ class SafeUnpickler(pickle.Unpickler):
 
 
 def loads(data: bytes) -> Any:
-    """The objects in ``data`` (the library's output) through :class:`SafeUnpickler`."""
+    """The objects in ``data`` (the library's output): the compiled loader, else
+    :class:`SafeUnpickler`."""
+    fast = speedups
+    if fast is not None:
+        return fast.load(data, len(data), _date)
     return SafeUnpickler(io.BytesIO(data)).load()
+
+
+def load_at(address: int, length: int) -> Any:
+    """The objects in the ``length`` bytes the library wrote at ``address``, read in place
+    (the objects are copies: the memory may be freed once this returns)."""
+    fast = speedups
+    if fast is not None:
+        return fast.load(address, length, _date)
+    view = memoryview((c_char * length).from_address(address)).cast("B") if length else memoryview(b"")
+    return SafeUnpickler(_BufferReader(view)).load()
+
+
+def load_owned(address: int, length: int, free: Callable[[int], Any]) -> Any:
+    """:func:`load_at`, then ``free(address)`` (``afs_free``) whatever happens."""
+    try:
+        return load_at(address, length)
+    finally:
+        free(address)
+
+
+class _BufferReader:
+    """The file :class:`SafeUnpickler` reads a pickle from: slices of a memoryview (no copy
+    of the pickle into bytes, none of its frames by BytesIO)."""
+
+    def __init__(self, view: memoryview) -> None:
+        self.view, self.pos = view, 0
+
+    def read(self, n: int = -1) -> memoryview:
+        end = len(self.view) if n < 0 else min(len(self.view), self.pos + n)
+        piece = self.view[self.pos:end]
+        self.pos = end
+        return piece
+
+    def readline(self) -> bytes:  # only the text protocols read lines; the library writes protocol 4
+        raise ValueError("afserialization: the library's pickle has no text lines")
 
 
 def dumps(obj: Any) -> Optional[bytes]:

@@ -81,36 +81,14 @@ def parse_form(body: "bytes | str", array_style: str = "brackets", plus_as_space
 
 
 def _parsed(data: bytes, o: Any) -> dict:
-    """The tree as one pickle (``afs_query_parse_pickle``: no C tree, one call) loaded by
-    the safe unpickler; a form body is the same with ``AFS_QUERY_PLUS_AS_SPACE`` in ``o``."""
+    """The tree as one pickle (``afs_query_parse_pickle``: no C tree, one call), loaded in
+    place; a form body is the same with ``AFS_QUERY_PLUS_AS_SPACE`` in ``o``."""
     length = ctypes.c_size_t()
     err = _ffi.afs_error()
     address = lib.raw.afs_query_parse_pickle(data, len(data), byref(o), byref(length), byref(err))
     if not address:
         raise err.to_exception()
-    try:
-        # Loaded in place (no copy of the pickle into bytes, none of its frame by BytesIO).
-        reader = _BufferReader(memoryview((ctypes.c_char * length.value).from_address(address)).cast("B"))
-        return _transfer.SafeUnpickler(reader).load()  # type: ignore[no-any-return]
-    finally:
-        lib.raw.afs_free(address)
-
-
-class _BufferReader:
-    """The file the unpickler reads a pickle from: slices of a memoryview (the library's
-    buffer, freed once the load returns; the objects loaded are copies)."""
-
-    def __init__(self, view: memoryview) -> None:
-        self.view, self.pos = view, 0
-
-    def read(self, n: int = -1) -> memoryview:
-        end = len(self.view) if n < 0 else min(len(self.view), self.pos + n)
-        piece = self.view[self.pos:end]
-        self.pos = end
-        return piece
-
-    def readline(self) -> bytes:  # only the text protocols read lines; the library writes protocol 4
-        raise ValueError("afserialization: the library's pickle has no text lines")
+    return _transfer.load_owned(address, length.value, lib.raw.afs_free)  # type: ignore[no-any-return]
 
 
 def _limits(kw: dict) -> Any:
@@ -138,7 +116,10 @@ _MAX_EVENTS = 4096
 _feed_events = lib.untyped("afs_multipart_parser_feed_events")
 
 
-class Part:
+_fast = _transfer.speedups
+
+
+class _PartMethods:
     """One part: ``name`` and ``filename`` (``str`` or ``None``; decoded from
     Content-Disposition), ``headers`` (a list of ``(name, value)`` as sent, values decoded as
     latin-1 like ``http.client``), ``body`` (a binary file object at offset 0: an ``io.BytesIO``, or a temporary file on
@@ -147,7 +128,7 @@ class Part:
     Parts made by the parser decode their name, filename and headers when first asked for
     them, and make their ``body`` object on first use (a small field costs one object)."""
 
-    __slots__ = ("index", "size", "_head", "_flags", "_decoded", "_data", "_file")
+    __slots__ = ()  # Part's fields: below (pure Python) or in C (_speedups.Part)
 
     def __init__(self, index: int, name: Optional[str] = None, filename: Optional[str] = None,
                  headers: Optional[List[Tuple[str, str]]] = None, body: Optional[IO[bytes]] = None) -> None:
@@ -224,6 +205,21 @@ class Part:
         return f"<Part {self.index} name={self.name!r} filename={self.filename!r} size={self.size}>"
 
 
+_PART_FIELDS = ("index", "size", "_flags", "_head", "_decoded", "_data", "_file")
+if _fast is not None:
+    # The fields live in C (``_speedups.Part``, a type the garbage collector does not
+    # track, so 10,000 fields cost no collection); the methods are the ones above.
+    Part: Any = _fast.Part
+    for _name, _attr in vars(_PartMethods).items():
+        if _name not in ("__slots__", "__module__", "__qualname__", "__dict__", "__weakref__"):
+            setattr(Part, _name, _attr)
+    Part.__module__ = __name__
+else:
+    class Part(_PartMethods):  # type: ignore[no-redef]
+        __doc__ = _PartMethods.__doc__
+        __slots__ = _PART_FIELDS
+
+
 class MultipartParser:
     """A push parser for one multipart body (``afs_multipart_parser``).
 
@@ -250,6 +246,7 @@ class MultipartParser:
         self._ptr = ctypes.cast(ptr, c_void_p).value
         self._events = (_ffi.afs_multipart_event * _MAX_EVENTS)()
         self._view = memoryview(self._events).cast("B")
+        self._events_at = ctypes.addressof(self._events)
         self._res = _ffi.afs_multipart_feed_result()
         self._rref = byref(self._res)
         self._err = _ffi.afs_error()
@@ -281,11 +278,19 @@ class MultipartParser:
                 return
 
     def _records(self, data: bytes, base: int, count: int, arena_at: Optional[int], arena_len: int) -> None:
+        """Turns ``count`` records of the last call into parts: a whole small part in one
+        record becomes a finished part at once, every other record goes to
+        :meth:`_record` (in C with ``_speedups``, else the same loop here)."""
+        fast = _fast
+        if fast is not None:
+            fast.multipart_records(self._events_at, count, data, base, arena_at, arena_len, Part,
+                                   self._spool, self._sink, self._done, self._record)
+            return
         arena = ctypes.string_at(arena_at, arena_len) if arena_len else b""
         append = self._done.append
-        part = self._current
         sink = self._sink
         spool = self._spool
+        record = self._record
         new = _new_part
         P = Part
         for flags, hc, index, ho, hl, do, dl in _EVENT.iter_unpack(self._view[:count * 48]):
@@ -306,53 +311,62 @@ class MultipartParser:
                         sink(part, data[do:do + dl])
                 append(part)
                 continue
-            if flags & 1:
-                part = new(P)
-                part.index = index
-                part.size = 0
-                part._head = arena[ho:ho + hl]
-                part._flags = flags
-                part._data = part._file = None
-            if dl:
-                if flags & 4:
-                    piece = arena[do:do + dl]
-                else:
-                    do += base
-                    piece = data[do:do + dl] if dl < 65536 else memoryview(data)[do:do + dl]
-                size = part.size + dl
-                part.size = size
-                if sink is not None:
-                    sink(part, piece)
-                elif part._file is not None:
-                    part._file.write(piece)
-                elif size > spool:
-                    # Past spool_bytes: a temporary file on disk (as SpooledTemporaryFile).
-                    disk = tempfile.TemporaryFile()
-                    d = part._data
-                    if d is not None:
-                        disk.write(b"".join(d) if type(d) is list else d)
-                        part._data = None
-                    disk.write(piece)
-                    part._file = disk
-                else:
-                    d = part._data
-                    if d is None:
-                        part._data = piece if type(piece) is bytes else bytes(piece)
-                    elif type(d) is list:
-                        d.append(piece)
-                    else:
-                        part._data = [d, piece]
-            if flags & 2:
+            if not dl:
+                piece = None
+            elif flags & 4:
+                piece = arena[do:do + dl]
+            else:
+                do += base
+                piece = data[do:do + dl] if dl < 65536 else memoryview(data)[do:do + dl]
+            record(flags, index, arena[ho:ho + hl] if flags & 1 else None, piece)
+
+    def _record(self, flags: int, index: int, head: Optional[bytes], piece: "bytes | memoryview | None") -> None:
+        """One record that is not a whole small part: a part begins (``head``), gets data
+        (``piece``) or ends; the part in progress is ``self._current``."""
+        part = self._current
+        if flags & 1:
+            part = self._current = _new_part(Part)
+            part.index = index
+            part.size = 0
+            part._head = head
+            part._flags = flags
+            part._data = part._file = None
+        assert part is not None
+        if piece is not None:
+            size = part.size + len(piece)
+            part.size = size
+            sink = self._sink
+            if sink is not None:
+                sink(part, piece)
+            elif part._file is not None:
+                part._file.write(piece)
+            elif size > self._spool:
+                # Past spool_bytes: a temporary file on disk (as SpooledTemporaryFile).
+                disk = tempfile.TemporaryFile()
                 d = part._data
-                if type(d) is list:
-                    part._data = b"".join(d)
-                elif d is not None and type(d) is not bytes:
-                    part._data = bytes(d)
-                if part._file is not None:
-                    part._file.seek(0)
-                append(part)
-                part = None
-        self._current = part
+                if d is not None:
+                    disk.write(b"".join(d) if type(d) is list else d)
+                    part._data = None
+                disk.write(piece)
+                part._file = disk
+            else:
+                d = part._data
+                if d is None:
+                    part._data = piece if type(piece) is bytes else bytes(piece)
+                elif type(d) is list:
+                    d.append(piece)
+                else:
+                    part._data = [d, piece]
+        if flags & 2:
+            d = part._data
+            if type(d) is list:
+                part._data = b"".join(d)
+            elif d is not None and type(d) is not bytes:
+                part._data = bytes(d)
+            if part._file is not None:
+                part._file.seek(0)
+            self._done.append(part)
+            self._current = None
 
     def feed(self, data: bytes) -> List[Part]:
         """Parses the next bytes of the body; returns the parts they finished."""
@@ -387,7 +401,7 @@ class MultipartParser:
             self._h.close()
 
 
-_new_part = object.__new__
+_new_part = Part.__new__
 
 
 def iter_multipart(fileobj: IO[bytes], content_type: "str | bytes", spool_bytes: int = 1 << 20,

@@ -5,7 +5,7 @@ import ctypes
 import errno
 import os
 from collections.abc import Mapping, MutableMapping
-from ctypes import byref, string_at
+from ctypes import byref
 from typing import (TYPE_CHECKING, Any, Dict, Iterable, Iterator, List, Optional, Tuple, Union)
 
 from . import _transfer
@@ -179,7 +179,7 @@ class Request(HandleOwner):
         if snap is None:
             n = c_size_t()
             address = _request_pickle(self._h.get(), byref(n))
-            snap = self._snap = _transfer.loads(string_at(address, n.value))
+            snap = self._snap = _transfer.load_at(address, n.value)
         return snap
 
     def copy(self) -> "Request":

@@ -510,7 +510,7 @@ class HTTPResponseSerializer(HandleOwner):
             if status:
                 err = _ffi.afs_error.from_buffer_copy(err)  # before loads can run other code
             if address:
-                document = _loads(_take(_transfer.address_of(address), length.value, _free))
+                document = _load_owned(_transfer.address_of(address), length.value, _free)
         else:
             err = _ffi.afs_error()
             out = c_value_p()
@@ -817,8 +817,7 @@ class ImageResponseSerializer(HTTPResponseSerializer):
 _response_pickle = lib.raw.afs_response_object_pickle
 _response_pickle_for_method = lib.raw.afs_response_object_pickle_for_method
 _scratch = _transfer.scratch
-_loads = _transfer.loads
-_take = _transfer.take
+_load_owned = _transfer.load_owned
 _free = lib.raw.afs_free
 #: Encoded Content-Type values seen often (``cstr`` for the others).
 _CONTENT_TYPES = {t: t.encode("ascii") for t in (

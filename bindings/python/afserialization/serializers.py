@@ -9,7 +9,7 @@ from collections.abc import MutableMapping
 from typing import (TYPE_CHECKING, Any, Callable, Dict, FrozenSet, Iterable, Iterator, List,
                     Optional, Tuple, Type, TypeVar, Union)
 
-from ctypes import POINTER, byref, c_size_t, c_uint8, string_at
+from ctypes import POINTER, byref, c_size_t, c_uint8
 
 from ._enum import QuietEnumMeta
 from . import _ffi, _transfer
@@ -581,8 +581,7 @@ class HTTPRequestSerializer(HandleOwner):
                 except (InvalidArgumentError, InvalidUTF8Error):
                     pass  # perhaps the parameters: the node-by-node path names the problem
                 else:
-                    return Request._adopt(ptr, _transfer.loads(
-                        string_at(snapshot, length.value)))
+                    return Request._adopt(ptr, _transfer.load_at(_transfer.address_of(snapshot), length.value))
         with ParamsRef(params) as p, _Calling(params):
             ptr = lib.afs_serializer_request(self._h.get(), m, u, p)
         return Request._adopt(ptr)

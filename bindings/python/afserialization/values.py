@@ -148,7 +148,7 @@ class Value(HandleOwner):
             with self._walk_lock():
                 address = lib.raw.afs_value_to_pickle(ptr, byref(length), byref(_ffi.afs_error()))
             if address:
-                return _transfer.loads(_transfer.take(address, length.value, lib.raw.afs_free))
+                return _transfer.load_owned(address, length.value, lib.raw.afs_free)
         with self._walk_lock():
             return tree_to_python(cast(ptr, c_void_p).value)
 
