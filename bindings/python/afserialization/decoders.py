@@ -229,7 +229,9 @@ class MultipartParser:
 
     One C call per piece fed (``afs_multipart_parser_feed_events``, a few more for a piece
     with thousands of parts), no callback: the events come back as records, and a part's
-    data is a slice of the piece fed (or of the parser's arena for decoded data).
+    data is a slice of the piece fed (or of the parser's arena for decoded data). The
+    compiled module (``_speedups.multipart_records``) turns the records into parts; without
+    it the same loop runs in Python (:meth:`_records`).
     """
 
     def __init__(self, content_type: "str | bytes", spool_bytes: int = 1 << 20, **limits: Any) -> None:
