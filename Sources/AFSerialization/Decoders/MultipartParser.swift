@@ -170,9 +170,10 @@ public final class MultipartParser {
     /// Held strongly (a weak reference would put the sink's reference counts in a side
     /// table, slow on every event): a sink that owns its parser sets this to a small object
     /// of its own, not to itself, to avoid a cycle.
-    public var sink: MultipartSink? { didSet { fastSink = sink } }
-    /// `sink` without reference counting per event (`sink` keeps it alive).
-    private unowned(unsafe) var fastSink: MultipartSink?
+    /// The parse loop reads it once per `feed` or `finish` and passes it down as a
+    /// parameter (`s`): a call on a parameter needs no reference counting, a call on a stored
+    /// reference (even `unowned(unsafe)` or `let`) retains and releases it around every event.
+    public var sink: MultipartSink?
 
     enum Phase { case preamble, boundaryLine, headers, body, epilogue }
     enum Coding { case identity, base64, quotedPrintable }
@@ -278,7 +279,7 @@ public final class MultipartParser {
         inCall = true
         defer { inCall = false }
         do {
-            return try feedHere(input)
+            return try feedHere(input, sink)
         } catch let e as AFSError {
             failure = e
             throw e
@@ -291,22 +292,22 @@ public final class MultipartParser {
 
     /// `step` within max_total_bytes: the bytes past it are never parsed, and their
     /// presence is `.limit` once the parse reaches the limit (wherever the feeds split).
-    private func limitedStep(_ w: UnsafeBufferPointer<UInt8>) throws -> Int {
-        if limits.maxTotalBytes == .max { return try step(w) }
+    private func limitedStep(_ w: UnsafeBufferPointer<UInt8>, _ s: MultipartSink?) throws -> Int {
+        if limits.maxTotalBytes == .max { return try step(w, s) }
         let allowed = limits.maxTotalBytes > windowOffset ? limits.maxTotalBytes - windowOffset : 0
-        if UInt64(w.count) <= allowed { return try step(w) }
-        let c = allowed == 0 ? 0 : try step(UnsafeBufferPointer(rebasing: w[0..<Int(allowed)]))
+        if UInt64(w.count) <= allowed { return try step(w, s) }
+        let c = allowed == 0 ? 0 : try step(UnsafeBufferPointer(rebasing: w[0..<Int(allowed)]), s)
         if paused || phase == .epilogue { return phase == .epilogue ? w.count : c }
         throw AFSError(.limit, "the multipart body is larger than max_total_bytes (\(limits.maxTotalBytes)) in part \(partIndex)")
     }
 
-    private func feedHere(_ input: UnsafeBufferPointer<UInt8>) throws -> Int {
+    private func feedHere(_ input: UnsafeBufferPointer<UInt8>, _ s: MultipartSink?) throws -> Int {
         paused = false
         let n = input.count
         let p = input.baseAddress
         var off = 0
         while carry.count > 0 {
-            let c = try limitedStep(UnsafeBufferPointer(start: carry.base!, count: carry.count))
+            let c = try limitedStep(UnsafeBufferPointer(start: carry.base!, count: carry.count), s)
             windowOffset += UInt64(c)
             carry.removeFirst(c)
             if paused { return off }
@@ -320,7 +321,7 @@ public final class MultipartParser {
         guard off < n, let p else { return off }
         let rest = n - off
         try take(rest)
-        let c = try limitedStep(UnsafeBufferPointer(start: p + off, count: rest))
+        let c = try limitedStep(UnsafeBufferPointer(start: p + off, count: rest), s)
         windowOffset += UInt64(c)
         if paused {
             // Untake what the caller offers again.
@@ -338,9 +339,10 @@ public final class MultipartParser {
         inCall = true
         defer { inCall = false }
         do {
+            let s = sink
             while carry.count > 0 {
                 paused = false
-                let c = try limitedStep(UnsafeBufferPointer(start: carry.base!, count: carry.count))
+                let c = try limitedStep(UnsafeBufferPointer(start: carry.base!, count: carry.count), s)
                 windowOffset += UInt64(c)
                 carry.removeFirst(c)
                 if c == 0 && !paused { break }
@@ -381,7 +383,7 @@ public final class MultipartParser {
     }
 
     /// Parses as much of `w` as it can; returns the bytes consumed.
-    private func step(_ w: UnsafeBufferPointer<UInt8>) throws -> Int {
+    private func step(_ w: UnsafeBufferPointer<UInt8>, _ s: MultipartSink?) throws -> Int {
         let p = w.baseAddress!
         let n = w.count
         var pos = 0
@@ -438,10 +440,10 @@ public final class MultipartParser {
                     return pos
                 }
                 let e = UnsafePointer<UInt8>(q.assumingMemoryBound(to: UInt8.self)) - p
-                try headerLine(p + pos, e - pos, at: pos)
+                try headerLine(p + pos, e - pos, at: pos, s)
                 pos = e + 1
             case .body:
-                pos = try bodyStep(p, pos, n)
+                pos = try bodyStep(p, pos, n, s)
                 if pos < 0 { return -pos - 1 }
             case .epilogue:
                 return n
@@ -520,17 +522,18 @@ public final class MultipartParser {
         throw AFSError(.limit, "the headers of part \(partIndex) are larger than max_header_bytes (\(limits.maxHeaderBytes))")
     }
 
-    private func headerLine(_ l: UnsafePointer<UInt8>, _ count: Int, at pos: Int) throws {
+    private func headerLine(_ l: UnsafePointer<UInt8>, _ count: Int, at pos: Int, _ s: MultipartSink?) throws {
         try checkHeaderLimits(lineBytes: count + 1)
         headerBytes += count + 1
         var len = count
         if len > 0 && l[len - 1] == 13 { len -= 1 }
         if len == 0 {
-            try beginPart()
+            try beginPart(s)
             return
         }
-        for i in 0..<len where l[i] == 0 || l[i] == 13 {
-            throw invalid("a header line of part \(partIndex) contains \(l[i] == 0 ? "NUL" : "a bare CR")", pos + i)
+        let bad = MultipartParser.firstNulOrCR(l, len)
+        if bad < len {
+            throw invalid("a header line of part \(partIndex) contains \(l[bad] == 0 ? "NUL" : "a bare CR")", pos + bad)
         }
         if l[0] == 32 || l[0] == 9 {  // obsolete line folding: continues the previous value
             guard hfields.count > 0 else { throw invalid("the first header line of part \(partIndex) starts with white space", pos) }
@@ -565,6 +568,24 @@ public final class MultipartParser {
         if !v.isEmpty { try hbuf.append(v.base.baseAddress! + v.startIndex, v.count) }
         try hbuf.append(byte: 0)
         try hfields.append4(at, colon, at + colon + 1, v.count)
+    }
+
+    /// The index of the first NUL or CR among the `n` bytes at `l`, or `n`: 8 bytes a step
+    /// (a word has a zero byte when `(w - 0x01…) & ~w & 0x80…` is not zero; CR is the zero
+    /// byte of `w ^ 0x0D…`), the exact byte by the loop after.
+    @inline(__always)
+    static func firstNulOrCR(_ l: UnsafePointer<UInt8>, _ n: Int) -> Int {
+        let ones: UInt64 = 0x0101_0101_0101_0101, highs: UInt64 = 0x8080_8080_8080_8080
+        let crs: UInt64 = 0x0D0D_0D0D_0D0D_0D0D
+        var i = 0
+        while i + 8 <= n {
+            let w = UnsafeRawPointer(l + i).loadUnaligned(as: UInt64.self)
+            let x = w ^ crs
+            if ((w &- ones) & ~w | (x &- ones) & ~x) & highs != 0 { break }
+            i += 8
+        }
+        while i < n && l[i] != 0 && l[i] != 13 { i += 1 }
+        return i
     }
 
     private func trim(_ b: UnsafeBufferPointer<UInt8>) -> Slice<UnsafeBufferPointer<UInt8>> {
@@ -626,18 +647,27 @@ public final class MultipartParser {
             if i < n && b[i] == UInt8(ascii: "\"") {
                 i += 1
                 let vs = i
+                var pairs = false
                 while i < n && b[i] != UInt8(ascii: "\"") {
-                    if b[i] == UInt8(ascii: "\\") && i + 1 < n { i += 1 }
+                    if b[i] == UInt8(ascii: "\\") && i + 1 < n { i += 1; pairs = true }
                     i += 1
                 }
                 if which != 0 {
                     try hbuf.reserve(start + (i - vs) + 1)
-                    var k = vs
-                    while k < i {
-                        if b[k] == UInt8(ascii: "\\") && k + 1 < n { k += 1 }
-                        hbuf.base![hbuf.count] = b[k]
-                        hbuf.count += 1
-                        k += 1
+                    let dst = hbuf.base! + start
+                    if !pairs {  // the common case: the bytes as they are
+                        dst.update(from: b + vs, count: i - vs)
+                        hbuf.count = start + (i - vs)
+                    } else {
+                        var w = 0
+                        var k = vs
+                        while k < i {
+                            if b[k] == UInt8(ascii: "\\") && k + 1 < n { k += 1 }
+                            dst[w] = b[k]
+                            w += 1
+                            k += 1
+                        }
+                        hbuf.count = start + w
                     }
                 }
                 i += 1
@@ -694,7 +724,7 @@ public final class MultipartParser {
         return w
     }
 
-    private func beginPart() throws {
+    private func beginPart(_ s: MultipartSink?) throws {
         nameOff = -1; nameLen = 0; fileOff = -1; fileLen = 0
         try hbuf.reserve(16)
         if let k = headerIndex("content-disposition") { try parseDisposition(hfields[4 * k + 2], hfields[4 * k + 3]) }
@@ -712,16 +742,16 @@ public final class MultipartParser {
         fieldBytes = 0
         quantum.removeAll(keepingCapacity: true)
         phase = .body
-        if let s = fastSink {
+        if s != nil {
             let f = UnsafeBufferPointer(start: hfields.base, count: hfields.count)
-            let flow = s.partBegin(raw: MultipartRawHead(index: partIndex, bytes: UnsafePointer(hbuf.base!), fields: f, nameOffset: nameOff,
+            let flow = s.unsafelyUnwrapped.partBegin(raw: MultipartRawHead(index: partIndex, bytes: UnsafePointer(hbuf.base!), fields: f, nameOffset: nameOff,
                                                          nameLength: nameLen, filenameOffset: fileOff, filenameLength: fileLen))
             try deliver(flow, "the beginning")
         } else { events += 1 }
     }
 
     /// Body bytes from `pos`: returns the next position, or `-(k + 1)` to stop at k.
-    private func bodyStep(_ p: UnsafePointer<UInt8>, _ pos: Int, _ n: Int) throws -> Int {
+    private func bodyStep(_ p: UnsafePointer<UInt8>, _ pos: Int, _ n: Int, _ sink: MultipartSink?) throws -> Int {
         let dp = UnsafePointer(marks + 80)
         let d0 = Int32(dp[0])
         let dl = delimiterCount
@@ -732,7 +762,7 @@ public final class MultipartParser {
             if memcmp(p + pos, marks, m) == 0 {
                 if n - pos < bl + 2 { return -(pos + 1) }
                 if isDelimiterEnd(p + pos + bl) {
-                    try endPart(at: pos)
+                    try endPart(at: pos, sink)
                     return pos + bl
                 }
             }
@@ -755,7 +785,7 @@ public final class MultipartParser {
             if found < 0 {
                 // The last bytes (and where a delimiter may start cut off by the end).
                 guard let h = memchr(p + s, d0, n - s) else {
-                    try emit(p + pos, n - pos)
+                    try emit(p + pos, n - pos, sink)
                     return n
                 }
                 found = UnsafePointer<UInt8>(h.assumingMemoryBound(to: UInt8.self)) - p
@@ -766,15 +796,15 @@ public final class MultipartParser {
             let same = memcmp(p + i, dp, m) == 0
             if !same { s = i + 1; continue }
             if avail < dl + 2 {
-                try emit(p + pos, i - pos)
+                try emit(p + pos, i - pos, sink)
                 return -(i + 1)
             }
             if !isDelimiterEnd(p + i + dl) { s = i + 1; continue }
-            try emit(p + pos, i - pos)
+            try emit(p + pos, i - pos, sink)
             if paused {  // deliver the end on the next step
                 return -(i + 1)
             }
-            try endPart(at: i)
+            try endPart(at: i, sink)
             return i + dl
         }
     }
@@ -792,16 +822,16 @@ public final class MultipartParser {
         return c == 32 || c == 9 || c == 13 || c == 10
     }
 
-    private func endPart(at pos: Int) throws {
-        try flushDecoder(at: pos)
+    private func endPart(at pos: Int, _ s: MultipartSink?) throws {
+        try flushDecoder(at: pos, s)
         phase = .boundaryLine
         padding = 0
         sawCR = false
         let index = partIndex
         partIndex += 1
-        if let s = fastSink {
+        if s != nil {
             events += 1
-            switch s.partEnd() {
+            switch s.unsafelyUnwrapped.partEnd() {
             case .proceed: break
             case .pause: paused = true
             case .stop: throw AFSError(.state, "the handler stopped the parse (the end of part \(index))")
@@ -811,12 +841,12 @@ public final class MultipartParser {
 
     // MARK: - Data and transfer encodings
 
-    private func emit(_ p: UnsafePointer<UInt8>, _ n: Int) throws {
+    private func emit(_ p: UnsafePointer<UInt8>, _ n: Int, _ s: MultipartSink?) throws {
         if n == 0 { return }
         bodyRaw += UInt64(n)
         switch coding {
         case .identity:
-            try send(UnsafeBufferPointer(start: p, count: n))
+            try send(UnsafeBufferPointer(start: p, count: n), s)
         case .base64:
             decoded.removeAll(keepingCapacity: true)
             try decoded.checkedReserve(n, "a base64 part's decoded bytes")
@@ -826,22 +856,22 @@ public final class MultipartParser {
                 quantum.append(c)
                 if quantum.count == 4 {
                     try decodeQuantum(at: bodyRaw - UInt64(n - i - 1))
-                    try sendIfOverLimit()
+                    try sendIfOverLimit(s)
                 }
             }
-            try sendDecoded()
+            try sendDecoded(s)
         case .quotedPrintable:
             decoded.removeAll(keepingCapacity: true)
             try decoded.checkedReserve(n, "a quoted-printable part's decoded bytes")
             for i in 0..<n {
                 qpByte(p[i])
-                try sendIfOverLimit()
+                try sendIfOverLimit(s)
             }
-            try sendDecoded()
+            try sendDecoded(s)
         }
     }
 
-    private func send(_ b: UnsafeBufferPointer<UInt8>) throws {
+    private func send(_ b: UnsafeBufferPointer<UInt8>, _ s: MultipartSink?) throws {
         if b.isEmpty { return }
         if !hasFilename {
             fieldBytes += UInt64(b.count)
@@ -850,20 +880,20 @@ public final class MultipartParser {
                 throw AFSError(.limit, "part \(partIndex)\(name) has no filename and is larger than max_field_bytes (\(limits.maxFieldBytes))")
             }
         }
-        if let s = fastSink { try deliver(s.partData(b), "the data") }
+        if s != nil { try deliver(s.unsafelyUnwrapped.partData(b), "the data") }
     }
 
     /// A field's limit is reached at the encoded byte whose decoding passes it, whatever the
     /// split of the input: decoded bytes go out (and the limit error with them) as soon as
     /// they pass it, before a later byte of the same feed can fail otherwise.
-    private func sendIfOverLimit() throws {
+    private func sendIfOverLimit(_ s: MultipartSink?) throws {
         if !hasFilename && fieldBytes + UInt64(decoded.count) > limits.maxFieldBytes {
-            try sendDecoded()
+            try sendDecoded(s)
         }
     }
 
-    private func sendDecoded() throws {
-        try decoded.withUnsafeBufferPointer { try send($0) }
+    private func sendDecoded(_ s: MultipartSink?) throws {
+        try decoded.withUnsafeBufferPointer { try send($0, s) }
         decoded.removeAll(keepingCapacity: true)
     }
 
@@ -920,7 +950,7 @@ public final class MultipartParser {
         qpByte(b)
     }
 
-    private func flushDecoder(at pos: Int) throws {
+    private func flushDecoder(at pos: Int, _ s: MultipartSink?) throws {
         switch coding {
         case .identity: return
         case .base64:
@@ -932,7 +962,7 @@ public final class MultipartParser {
                 decoded.removeAll(keepingCapacity: true)
                 decoded.append(contentsOf: quantum)
                 quantum.removeAll(keepingCapacity: true)
-                try sendDecoded()
+                try sendDecoded(s)
             }
         }
     }

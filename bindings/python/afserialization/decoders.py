@@ -112,7 +112,7 @@ _BEGIN, _END, _IN_ARENA, _HAS_NAME, _HAS_FILENAME = 1, 2, 4, 8, 16
 _EVENT = struct.Struct("=IIQQQQQ")
 assert _EVENT.size == ctypes.sizeof(_ffi.afs_multipart_event)
 #: Records per afs_multipart_parser_feed_events call (48 bytes each).
-_MAX_EVENTS = 4096
+_MAX_EVENTS = 1024
 _feed_events = lib.untyped("afs_multipart_parser_feed_events")
 
 
