@@ -279,6 +279,24 @@ def test_that_browser_escapes_are_decoded():
     assert parts[2][1] == "résumé.txt"
 
 
+def test_that_the_disposition_header_is_found_in_any_case_and_only_as_a_token():
+    """The parser's 8-bytes-a-step check for `Content-Disposition:` agrees with the
+    byte-by-byte token rule: any case is the header, anything else is another name."""
+    def one(line: bytes):
+        body = b"--b\r\n" + line + b"\r\n\r\nv\r\n--b--"
+        return afs.MultipartParser("multipart/form-data; boundary=b").feed(body)
+    for name in (b"Content-Disposition", b"CONTENT-DISPOSITION", b"content-disposition", b"cOnTeNt-DiSpOsItIoN"):
+        (part,) = one(name + b': form-data; name="n"')
+        assert part.name == "n" and part.headers == [(name.decode(), 'form-data; name="n"')]
+    (part,) = one(b"Content-Dispositio: form-data; name=\"n\"")
+    assert part.name is None  # another header
+    (part,) = one(b"Content-Disposition:")
+    assert part.name is None and part.headers == [("Content-Disposition", "")]
+    for bad in (b"Content-Disposition : x", b"Content\x00Disposition: x", b"Content@Disposition: x"):
+        with pytest.raises(InvalidMultipartError):
+            one(bad)
+
+
 # --------------------------------------------------------------------------------------
 # The backslash: what the writer escapes, every reader reads as one backslash
 
