@@ -275,16 +275,33 @@ def test_parts_made_in_c_are_ordinary_parts():
 
 @needs_fast
 def test_bad_records_are_refused_not_read():
+    """multipart_feed checks every record against the bytes it gave and the arena before
+    reading: a feed function that reports data outside them gets ValueError, not a read."""
     import ctypes
     from afserialization import _ffi
-    events = (_ffi.afs_multipart_event * 1)()
-    events[0].flags = 3
-    events[0].head_offset, events[0].head_length = 0, 10
-    events[0].data_offset, events[0].data_length = 5, 100  # outside the 8 bytes below
     arena = ctypes.create_string_buffer(16)
+
+    @ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                      ctypes.POINTER(_ffi.afs_multipart_event), ctypes.c_size_t,
+                      ctypes.POINTER(_ffi.afs_multipart_feed_result), ctypes.c_void_p)
+    def lying_feed(parser, data, n, events, max_events, result, err):
+        events[0].flags = 3
+        events[0].head_offset, events[0].head_length = 0, 10
+        events[0].data_offset, events[0].data_length = 5, 100  # outside the 8 bytes fed
+        result[0].consumed, result[0].event_count, result[0].more = n, 1, 0
+        result[0].arena, result[0].arena_length = ctypes.cast(arena, ctypes.c_void_p), 16
+        return 0
+    events = (_ffi.afs_multipart_event * 4)()
+    res, err = _ffi.afs_multipart_feed_result(), _ffi.afs_error()
+    fn = ctypes.cast(lying_feed, ctypes.c_void_p).value
+    done: list = []
     with pytest.raises(ValueError, match="outside its buffers"):
-        fast.multipart_records(ctypes.addressof(events), 1, b"12345678", 0, ctypes.addressof(arena), 16,
-                               afs.Part, 1 << 20, None, [], lambda *a: None)
+        fast.multipart_feed(fn, 1, b"12345678", ctypes.addressof(events), 4, ctypes.addressof(res),
+                            ctypes.addressof(err), afs.Part, 1 << 20, None, done, lambda *a: None)
+    assert done == []
+    with pytest.raises(TypeError):
+        fast.multipart_feed(fn, 1, b"x", ctypes.addressof(events), 4, ctypes.addressof(res),
+                            ctypes.addressof(err), dict, 1 << 20, None, done, lambda *a: None)
 
 
 def test_the_pure_python_package_passes_the_same_tests():

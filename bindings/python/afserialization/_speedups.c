@@ -7,15 +7,19 @@
  *                                    transfer subset of Transfer/Pickle.swift), read in
  *                                    place: source is the library's memory (an address)
  *                                    or bytes
- *   multipart_records(...)           afs_multipart_event records into Part objects
+ *   multipart_feed(...)              a piece of a multipart body through
+ *                                    afs_multipart_parser_feed_events (called at the
+ *                                    address the ctypes layer gives) and its records
+ *                                    into Part objects, in one call
  *   Part                             a multipart part's fields: afserialization.Part
  *                                    itself, decoders.py sets its methods on it. Not
  *                                    tracked by the garbage collector (a Python class
  *                                    would be: 10,000 parts would cost a collection per
  *                                    700 and the list holding them traversed each time)
  *
- * It calls no function of libafserialization: it reads memory the library filled (the
- * caller passes its address from ctypes) and the record layout of the header. Built
+ * It links nothing of libafserialization: it reads memory the library filled (the caller
+ * passes its address from ctypes), the types of the header, and calls one function,
+ * afs_multipart_parser_feed_events, through the address of the library ctypes loaded. Built
  * against CPython's limited API (abi3, 3.8 and later), so one binary serves every
  * Python version; it links no libpython.
  *
@@ -458,41 +462,28 @@ static PyType_Spec part_spec = {
 };
 
 /*
- * multipart_records(events, count, data, base, arena, arena_length, part_type, spool,
- *                   sink, done, record)
- *
- * The records events[0:count] of one afs_multipart_parser_feed_events call (events: the
- * array's address), whose data offsets are relative to data[base:] (bytes) or to the arena
- * (its address and length). A whole part in one record with at most `spool` bytes becomes
- * a part_type instance here (data as bytes, or given to sink(part, bytes) when sink is not
- * None) appended to `done`; every other record goes to record(flags, index, head, piece)
- * (head: bytes with BEGIN, else None; piece: bytes, a memoryview of data for 64 KiB or
- * more, or None), the Python method that keeps the part in progress.
+ * The records ev[0:count] of one afs_multipart_parser_feed_events call, whose data offsets
+ * are relative to data[base:] (bytes) or to the arena. A whole part in one record with at
+ * most `spool` bytes becomes a Part here (data as bytes, or given to sink(part, bytes)
+ * when sink is not None) appended to `done`; every other record goes to
+ * record(flags, index, head, piece) (head: bytes with BEGIN, else None; piece: bytes, a
+ * memoryview of data for 64 KiB or more, or None), the Python method that keeps the part
+ * in progress. Returns -1 with a Python exception set.
  */
-static PyObject *py_multipart_records(PyObject *self, PyObject *args) {
-    (void)self;
-    PyObject *events_at, *data, *arena_at, *part_type, *sink, *done, *record;
-    Py_ssize_t count, base, arena_length;
-    unsigned long long spool;
-    if (!PyArg_ParseTuple(args, "OnOnOnOKOOO:multipart_records", &events_at, &count, &data, &base, &arena_at,
-                          &arena_length, &part_type, &spool, &sink, &done, &record))
-        return NULL;
-    const afs_multipart_event *ev = PyLong_AsVoidPtr(events_at);
-    if (!ev && PyErr_Occurred()) return NULL;
-    const uint8_t *arena = arena_at == Py_None ? NULL : PyLong_AsVoidPtr(arena_at);
-    if (!arena && PyErr_Occurred()) return NULL;
-    if (!PyBytes_Check(data) || !PyList_Check(done) || !PyType_Check(part_type)
-        || !PyType_IsSubtype((PyTypeObject *)part_type, part_type_c) || count < 0 || base < 0
-        || (count && !ev) || (arena_length && !arena) || arena_length < 0) {
-        PyErr_SetString(PyExc_TypeError, "multipart_records: bad arguments");
-        return NULL;
-    }
+static int records(const afs_multipart_event *ev, Py_ssize_t count, PyObject *data, Py_ssize_t base,
+                   const uint8_t *arena, Py_ssize_t arena_length, PyTypeObject *type,
+                   unsigned long long spool, PyObject *sink, PyObject *done, PyObject *record) {
     const char *bytes = PyBytes_AsString(data);
     Py_ssize_t size = PyBytes_Size(data);
-    if (!bytes || base > size) return NULL;
-    allocfunc alloc = (allocfunc)PyType_GetSlot((PyTypeObject *)part_type, Py_tp_alloc);
+    if (!bytes) return -1;
+    if (base > size) {
+        PyErr_SetString(PyExc_ValueError, "multipart records: base is past the data");
+        return -1;
+    }
+    allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
     PyObject *view = NULL; /* a memoryview of data, made for the first large piece */
-    for (Py_ssize_t i = 0; i < count; i++) {
+    int rc = 0;
+    for (Py_ssize_t i = 0; rc == 0 && i < count; i++) {
         const afs_multipart_event *e = &ev[i];
         uint32_t flags = e->flags;
         uint64_t ho = e->head_offset, hl = e->head_length, dof = e->data_offset, dl = e->data_length;
@@ -500,19 +491,20 @@ static PyObject *py_multipart_records(PyObject *self, PyObject *args) {
         if (((flags & AFS_MULTIPART_BEGIN) && (ho > (uint64_t)arena_length || hl > (uint64_t)arena_length - ho))
             || (dl && (in_arena ? (dof > (uint64_t)arena_length || dl > (uint64_t)arena_length - dof)
                                 : (dof > (uint64_t)(size - base) || dl > (uint64_t)(size - base) - dof)))) {
-            PyErr_Format(PyExc_ValueError, "multipart_records: record %zd points outside its buffers", i);
-            goto failed;
+            PyErr_Format(PyExc_ValueError, "multipart records: record %zd points outside its buffers", i);
+            rc = -1;
+            break;
         }
         const char *piece_at = in_arena ? (const char *)arena + dof : bytes + base + dof;
         if ((flags & 7) == (AFS_MULTIPART_BEGIN | AFS_MULTIPART_END) && dl <= spool) {
             /* the common small field: one record, one part */
-            PartObject *p = (PartObject *)alloc((PyTypeObject *)part_type, 0);
-            if (!p) goto failed;
+            PartObject *p = (PartObject *)alloc(type, 0);
+            if (!p) { rc = -1; break; }
             p->index = (Py_ssize_t)e->index;
             p->flags = flags;
             p->size = dl;
             p->head = PyBytes_FromStringAndSize((const char *)arena + ho, (Py_ssize_t)hl);
-            int rc = p->head ? 0 : -1;
+            rc = p->head ? 0 : -1;
             if (rc == 0 && sink == Py_None) {
                 rc = (p->data = PyBytes_FromStringAndSize(piece_at, (Py_ssize_t)dl)) ? 0 : -1;
             } else if (rc == 0) {
@@ -528,7 +520,6 @@ static PyObject *py_multipart_records(PyObject *self, PyObject *args) {
             }
             if (rc == 0) rc = PyList_Append(done, (PyObject *)p);
             Py_DECREF(p);
-            if (rc < 0) goto failed;
             continue;
         }
         PyObject *head = (flags & AFS_MULTIPART_BEGIN)
@@ -548,25 +539,85 @@ static PyObject *py_multipart_records(PyObject *self, PyObject *args) {
             r = PyObject_CallFunction(record, "IKOO", (unsigned int)flags, (unsigned long long)e->index, head, piece);
         Py_XDECREF(head);
         Py_XDECREF(piece);
-        if (!r) goto failed;
-        Py_DECREF(r);
+        rc = r ? 0 : -1;
+        Py_XDECREF(r);
     }
     if (view) {
+        /* released, so that data's buffer is not held past this call (a slice handed to
+         * record or sink that is still alive keeps it: then release fails, harmlessly) */
+        PyObject *type_, *value, *tb;
+        PyErr_Fetch(&type_, &value, &tb);
         PyObject *r = PyObject_CallMethod(view, "release", NULL);
         Py_XDECREF(r);
+        PyErr_Clear();
         Py_DECREF(view);
+        PyErr_Restore(type_, value, tb);
     }
-    Py_RETURN_NONE;
-failed:
-    if (view) {
-        PyObject *type, *value, *tb;
-        PyErr_Fetch(&type, &value, &tb);
-        PyObject *r = PyObject_CallMethod(view, "release", NULL);
-        Py_XDECREF(r);
-        Py_DECREF(view);
-        PyErr_Restore(type, value, tb);
+    return rc;
+}
+
+static int check_part_type(PyObject *t) {
+    if (!PyType_Check(t) || !PyType_IsSubtype((PyTypeObject *)t, part_type_c)) {
+        PyErr_SetString(PyExc_TypeError, "multipart: part_type must be afserialization.Part or a subclass");
+        return -1;
     }
-    return NULL;
+    return 0;
+}
+
+typedef afs_status (*feed_events_fn)(afs_multipart_parser *, const uint8_t *, size_t, afs_multipart_event *, size_t,
+                                     afs_multipart_feed_result *, afs_error *);
+
+/*
+ * multipart_feed(function, parser, data, events, max_events, result, error, part_type,
+ *                spool, sink, done, record) -> status
+ *
+ * Feeds all of data (bytes; b"" for what the parser held back) to the parser with
+ * afs_multipart_parser_feed_events (`function`: its address, from the library the ctypes
+ * layer loaded), making parts of the records after each call as records() does. Returns
+ * the library's status (0, or the error it filled into `error`); raises what record or
+ * sink raised. The GIL is released while the library parses, as ctypes does.
+ */
+static PyObject *py_multipart_feed(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *fn_at, *parser_at, *data, *events_at, *result_at, *error_at, *type, *sink, *done, *record;
+    Py_ssize_t max_events;
+    unsigned long long spool;
+    if (!PyArg_ParseTuple(args, "OOO!OnOOOKOO!O:multipart_feed", &fn_at, &parser_at, &PyBytes_Type, &data, &events_at,
+                          &max_events, &result_at, &error_at, &type, &spool, &sink, &PyList_Type, &done, &record))
+        return NULL;
+    feed_events_fn fn = (feed_events_fn)PyLong_AsVoidPtr(fn_at);
+    afs_multipart_parser *parser = PyLong_AsVoidPtr(parser_at);
+    afs_multipart_event *events = PyLong_AsVoidPtr(events_at);
+    afs_multipart_feed_result *result = PyLong_AsVoidPtr(result_at);
+    afs_error *error = PyLong_AsVoidPtr(error_at);
+    if (PyErr_Occurred()) return NULL;
+    if (!fn || !parser || !events || !result || !error || max_events < 1) {
+        PyErr_SetString(PyExc_ValueError, "multipart_feed: a NULL address or no room for records");
+        return NULL;
+    }
+    if (check_part_type(type) < 0) return NULL;
+    const uint8_t *bytes = (const uint8_t *)PyBytes_AsString(data);
+    Py_ssize_t n = PyBytes_Size(data);
+    if (!bytes) return NULL;
+    Py_ssize_t off = 0;
+    for (;;) {
+        afs_status status;
+        Py_BEGIN_ALLOW_THREADS
+        status = fn(parser, n ? bytes + off : NULL, (size_t)(n - off), events, (size_t)max_events, result, error);
+        Py_END_ALLOW_THREADS
+        if (status != AFS_OK) return PyLong_FromLong((long)status);
+        if (result->consumed > (size_t)(n - off) || result->event_count > (size_t)max_events) {
+            PyErr_SetString(PyExc_ValueError, "multipart_feed: the library reported more than it was given");
+            return NULL;
+        }
+        if (result->event_count
+            && records(events, (Py_ssize_t)result->event_count, data, off, result->arena,
+                       (Py_ssize_t)result->arena_length, (PyTypeObject *)type, spool, sink, done, record) < 0)
+            return NULL;
+        off += (Py_ssize_t)result->consumed;
+        if (!result->more) break;
+    }
+    return PyLong_FromLong(0);
 }
 
 /* ---- the module ---------------------------------------------------------------------- */
@@ -575,9 +626,10 @@ static PyMethodDef methods[] = {
     {"load", py_load, METH_VARARGS,
      "load(source, length, date) -> object: the pickle the library wrote at source (an "
      "address or bytes; its transfer subset; dates through date(seconds))."},
-    {"multipart_records", py_multipart_records, METH_VARARGS,
-     "multipart_records(events, count, data, base, arena, arena_length, part_type, spool, "
-     "sink, done, record): afs_multipart_event records into parts."},
+    {"multipart_feed", py_multipart_feed, METH_VARARGS,
+     "multipart_feed(function, parser, data, events, max_events, result, error, part_type, "
+     "spool, sink, done, record) -> status: data through afs_multipart_parser_feed_events "
+     "(at the address `function`), the records into parts."},
     {NULL, NULL, 0, NULL},
 };
 

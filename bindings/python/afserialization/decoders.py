@@ -114,6 +114,8 @@ assert _EVENT.size == ctypes.sizeof(_ffi.afs_multipart_event)
 #: Records per afs_multipart_parser_feed_events call (48 bytes each).
 _MAX_EVENTS = 1024
 _feed_events = lib.untyped("afs_multipart_parser_feed_events")
+#: Its address, for the compiled loop (``_speedups.multipart_feed``).
+_FEED_EVENTS_AT = ctypes.cast(lib.raw.afs_multipart_parser_feed_events, c_void_p).value
 
 
 _fast = _transfer.speedups
@@ -230,8 +232,9 @@ class MultipartParser:
     One C call per piece fed (``afs_multipart_parser_feed_events``, a few more for a piece
     with thousands of parts), no callback: the events come back as records, and a part's
     data is a slice of the piece fed (or of the parser's arena for decoded data). The
-    compiled module (``_speedups.multipart_records``) turns the records into parts; without
-    it the same loop runs in Python (:meth:`_records`).
+    compiled module makes the calls and turns the records into parts
+    (``_speedups.multipart_feed``); without it the same loop runs in Python
+    (:meth:`_run`, :meth:`_records`).
     """
 
     def __init__(self, content_type: "str | bytes", spool_bytes: int = 1 << 20, **limits: Any) -> None:
@@ -251,14 +254,30 @@ class MultipartParser:
         self._events_at = ctypes.addressof(self._events)
         self._res = _ffi.afs_multipart_feed_result()
         self._rref = byref(self._res)
+        self._res_at = ctypes.addressof(self._res)
         self._err = _ffi.afs_error()
         self._eref = byref(self._err)
+        self._err_at = ctypes.addressof(self._err)
 
     def _run(self, data: bytes, n: int) -> None:
         """Feeds data[0:n] (n 0: what the parser held back), turning records into parts."""
         if self._failed is not None:
             raise make_error(Status.STATE, f"the multipart parser failed earlier: {self._failed!r}") from self._failed
         self._h.get()  # raises after close
+        fast = _fast
+        if fast is not None:
+            # One call: the library's feed_events and the parts made of its records, in C.
+            try:
+                status = fast.multipart_feed(_FEED_EVENTS_AT, self._ptr, data if n == len(data) else data[:n],
+                                             self._events_at, _MAX_EVENTS, self._res_at, self._err_at, Part,
+                                             self._spool, self._sink, self._done, self._record)
+            except BaseException as e:
+                self._failed = e
+                index = self._current.index if self._current is not None else len(self._done)
+                raise make_error(Status.STATE, f"building part {index} failed: {e!r}") from e
+            if status:
+                raise self._err.to_exception(status)
+            return
         address = ctypes.cast(ctypes.c_char_p(data), c_void_p).value if n else None
         res = self._res
         off = 0
@@ -282,12 +301,7 @@ class MultipartParser:
     def _records(self, data: bytes, base: int, count: int, arena_at: Optional[int], arena_len: int) -> None:
         """Turns ``count`` records of the last call into parts: a whole small part in one
         record becomes a finished part at once, every other record goes to
-        :meth:`_record` (in C with ``_speedups``, else the same loop here)."""
-        fast = _fast
-        if fast is not None:
-            fast.multipart_records(self._events_at, count, data, base, arena_at, arena_len, Part,
-                                   self._spool, self._sink, self._done, self._record)
-            return
+        :meth:`_record` (``_speedups.multipart_feed`` does the same in C)."""
         arena = ctypes.string_at(arena_at, arena_len) if arena_len else b""
         append = self._done.append
         sink = self._sink
