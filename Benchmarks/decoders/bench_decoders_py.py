@@ -2,7 +2,9 @@
     bench_decoders_py.py PEER BODY CONTENT_TYPE   (PEER: read-only, read-write, afs,
                                                    afs-spooled, python-multipart,
                                                    streaming-form-data)
-    bench_decoders_py.py query-afs|query-parse_qs QUERY_FILE
+    bench_decoders_py.py query-afs|query-parse_qs|query-floor QUERY_FILE
+                                                  (query-floor: the module query_floor.c,
+                                                   from $BENCH_FLOOR_DIR)
 Prints "<seconds> <peak RSS KiB>". The body is read from the file in 1 MiB pieces (what a
 server gets from its socket). What each row does with them:
 - read-only: nothing (the chunk loop alone: the floor of every row below);
@@ -40,6 +42,10 @@ elif peer == "python-multipart":
     import python_multipart  # noqa: F401
 elif peer == "streaming-form-data":
     import streaming_form_data  # noqa: F401
+elif peer == "query-floor":
+    import os
+    sys.path.insert(0, os.environ["BENCH_FLOOR_DIR"])
+    import query_floor
 import urllib.parse  # noqa: E402
 
 
@@ -50,6 +56,8 @@ def run():
         if peer == "query-afs":
             import afserialization as afs
             afs.parse_query(text, max_params=1 << 30)
+        elif peer == "query-floor":
+            query_floor.floor(text.encode("utf-8", "surrogatepass"))  # as parse_query
         else:
             import urllib.parse
             urllib.parse.parse_qs(text)

@@ -9,8 +9,10 @@
 # process with its peak RSS; then 100,000 query parameters, flat (k<i>=value<i>) and nested
 # (users[][name]=..., as the library writes an array of dictionaries), by afs_query_parse
 # and afs_query_parse_pickle (C), parse_query (Python) and urllib.parse.parse_qs (which
-# does not nest: a flat dict of lists). Best of 3 for C and Go, best of BENCH_PY_RUNS
-# (default 1) processes for Python.
+# does not nest: a flat dict of lists), and for the flat query the CPython floor
+# (query_floor.c: the result's str and dict made through the C API with no parser, the
+# least any Python parser returning them can take). Best of 3 for C and Go, best of
+# BENCH_PY_RUNS (default 1) processes for Python.
 # Python rows use the package's compiled module (bindings/python/build_speedups.py); the
 # "afs-pure" and "parse_query pure" rows run the same with AFSERIALIZATION_PURE_PYTHON=1.
 # Every Python multipart row reads the body from its file in 1 MiB pieces; the "Python read
@@ -39,6 +41,9 @@ py=${AFS_VENV:-$root/.venv}/bin/python
 # the package's compiled module, beside its sources (the "pure" rows run with
 # AFSERIALIZATION_PURE_PYTHON=1, without it)
 "$py" "$root/bindings/python/build_speedups.py" >/dev/null
+# the floor of the flat query row: CPython making the result's objects, no parser
+gcc -O2 -std=c99 -Wall -Werror -shared -fPIC -I"$("$py" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')" \
+    "$here/query_floor.c" -o "$work/query_floor.abi3.so"
 row() { printf '%-22s %-26s %10s %10s %12s %10s\n' "$@"; }
 pyruns=${BENCH_PY_RUNS:-1}
 # best of $pyruns processes: prints "<seconds> <peak RSS KiB>" of the fastest
@@ -91,4 +96,8 @@ for q in "$work/query.txt" "$work/query_nested.txt"; do
     row "" "Python parse_query pure" "$s" "-" "$((rss >> 10)) MiB" "-"
     read -r s rss < <(pybest query-parse_qs "$q")
     row "" "Python parse_qs" "$s" "-" "$((rss >> 10)) MiB" "-"
+    if [ "$q" = "$work/query.txt" ]; then
+        read -r s rss < <(BENCH_FLOOR_DIR="$work" pybest query-floor "$q")
+        row "" "CPython floor (no parser)" "$s" "-" "$((rss >> 10)) MiB" "-"
+    fi
 done
