@@ -347,7 +347,8 @@ class MultipartParser:
             part._head = head
             part._flags = flags
             part._data = part._file = None
-        assert part is not None
+        if part is None:
+            raise RuntimeError(f"record of part {index} has data or an end but the part never began (library bug)")
         if piece is not None:
             size = part.size + len(piece)
             part.size = size
