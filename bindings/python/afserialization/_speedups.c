@@ -102,6 +102,10 @@ static int push(machine *m, PyObject *o) {
     return 0;
 }
 
+/* Where the items above the last mark start (0 without a mark): what an opcode that takes
+ * items from the stack may take, as CPython's unpickler allows. */
+static Py_ssize_t fence(const machine *m) { return m->mark_count ? m->marks[m->mark_count - 1] : 0; }
+
 /* The start of the items above the last mark, and the mark popped; -1 without a mark. */
 static Py_ssize_t pop_mark(machine *m) {
     if (m->mark_count == 0) return -1;
@@ -162,7 +166,7 @@ static PyObject *tuple_from(machine *m, Py_ssize_t from) {
 }
 
 static int memo_put(machine *m, Py_ssize_t index, int op) {
-    if (m->depth == 0) return fail(m, "nothing to memoize", op);
+    if (m->depth <= fence(m)) return fail(m, "nothing above the mark to memoize", op);
     if (index < 0 || index > (Py_ssize_t)(m->end - m->start)) return fail(m, "memo index out of range", op);
     if (index >= m->memo_cap) {
         Py_ssize_t old = m->memo_cap;
@@ -197,7 +201,7 @@ static PyObject *run(machine *m) {
             if (!take(m, 8, op)) return NULL;
             break;
         case OP_STOP: {
-            if (m->depth == 0 || m->depth <= (m->mark_count ? m->marks[m->mark_count - 1] : -1)) {
+            if (m->depth == 0 || (m->mark_count && m->depth <= fence(m))) {
                 fail(m, "STOP with an empty stack", op);
                 return NULL;
             }
@@ -277,8 +281,7 @@ static PyObject *run(machine *m) {
         case OP_TUPLE2:
         case OP_TUPLE3: {
             Py_ssize_t n = op - OP_TUPLE1 + 1;
-            Py_ssize_t floor = m->mark_count ? m->marks[m->mark_count - 1] : 0;
-            if (m->depth - floor < n) { fail(m, "too few items on the stack", op); return NULL; }
+            if (m->depth - fence(m) < n) { fail(m, "too few items on the stack", op); return NULL; }
             if (push(m, tuple_from(m, m->depth - n)) < 0) return NULL;
             break;
         }
@@ -304,8 +307,7 @@ static PyObject *run(machine *m) {
             if (op == OP_SETITEM) from = m->depth - 2;
             else if (op == OP_APPEND) from = m->depth - 1;
             else if ((from = pop_mark(m)) < 0) { fail(m, "no MARK", op); return NULL; }
-            Py_ssize_t floor = m->mark_count ? m->marks[m->mark_count - 1] : 0;
-            if (from < 1 || from - 1 < floor) { fail(m, "no container below the items", op); return NULL; }
+            if (from < 1 || from - 1 < fence(m)) { fail(m, "no container below the items", op); return NULL; }
             PyObject *c = m->stack[from - 1];
             int rc = 0;
             if (op == OP_SETITEM || op == OP_SETITEMS) {
@@ -340,7 +342,7 @@ static PyObject *run(machine *m) {
             break;
         case OP_STACK_GLOBAL: {
             /* Only the library's dates: afserialization._transfer._date */
-            if (m->depth < 2) { fail(m, "too few items on the stack", op); return NULL; }
+            if (m->depth - fence(m) < 2) { fail(m, "too few items on the stack", op); return NULL; }
             PyObject *module = m->stack[m->depth - 2], *name = m->stack[m->depth - 1];
             int ok = PyUnicode_Check(module) && PyUnicode_Check(name)
                 && PyUnicode_CompareWithASCIIString(module, "afserialization._transfer") == 0
@@ -360,7 +362,8 @@ static PyObject *run(machine *m) {
             break;
         }
         case OP_REDUCE: {
-            if (m->depth < 2 || m->stack[m->depth - 2] != m->date_marker || !PyTuple_Check(m->stack[m->depth - 1])) {
+            if (m->depth - fence(m) < 2 || m->stack[m->depth - 2] != m->date_marker
+                || !PyTuple_Check(m->stack[m->depth - 1])) {
                 fail(m, "REDUCE on something other than the library's date", op);
                 return NULL;
             }
