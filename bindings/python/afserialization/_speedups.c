@@ -66,7 +66,6 @@ typedef struct {
     PyObject **memo;
     Py_ssize_t memo_cap, memo_count;
     PyObject *date; /* the callable STACK_GLOBAL may name (afserialization._transfer._date) */
-    PyObject *date_marker; /* what STACK_GLOBAL pushes for it */
 } machine;
 
 static int fail(machine *m, const char *what, int opcode) {
@@ -357,12 +356,12 @@ static PyObject *run(machine *m) {
                 return NULL;
             }
             drop_to(m, m->depth - 2);
-            Py_INCREF(m->date_marker);
-            if (push(m, m->date_marker) < 0) return NULL;
+            Py_INCREF(m->date);
+            if (push(m, m->date) < 0) return NULL;
             break;
         }
         case OP_REDUCE: {
-            if (m->depth - fence(m) < 2 || m->stack[m->depth - 2] != m->date_marker
+            if (m->depth - fence(m) < 2 || m->stack[m->depth - 2] != m->date
                 || !PyTuple_Check(m->stack[m->depth - 1])) {
                 fail(m, "REDUCE on something other than the library's date", op);
                 return NULL;
@@ -408,7 +407,6 @@ static PyObject *py_load(PyObject *self, PyObject *args) {
     m.start = m.p = p;
     m.end = p + length;
     m.date = date;
-    m.date_marker = date;
     PyObject *r = run(&m);
     drop_to(&m, 0);
     for (Py_ssize_t i = 0; i < m.memo_cap; i++) Py_XDECREF(m.memo[i]);

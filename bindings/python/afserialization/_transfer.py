@@ -25,11 +25,11 @@ import io
 import os
 import pickle
 import threading
-from ctypes import POINTER, byref, c_char, c_size_t, c_uint8, c_void_p, cast, string_at
+from ctypes import POINTER, byref, c_char, c_size_t, c_uint8, c_void_p, cast
 from types import ModuleType
 from typing import Any, Callable, NoReturn, Optional, Tuple
 
-__all__ = ["dumps", "loads", "load_at", "load_owned", "take", "SafeUnpickler", "scratch",
+__all__ = ["dumps", "loads", "load_at", "load_owned", "SafeUnpickler", "scratch",
            "speedups", "PURE_PYTHON_ENV"]
 
 #: Set (to anything but "" or "0") to run the package's pure-Python loops instead of the
@@ -155,15 +155,6 @@ def dumps(obj: Any) -> Optional[bytes]:
 def address_of(pointer: Any) -> Optional[int]:
     """The address in a ``POINTER(c_uint8)`` out-parameter (``None`` for NULL)."""
     return cast(pointer, c_void_p).value
-
-
-def take(address: int, length: int, free: Any) -> bytes:
-    """Copies ``length`` bytes the library returned as owned and frees them with ``free``
-    (``afs_free``)."""
-    try:
-        return string_at(address, length)
-    finally:
-        free(address)
 
 
 _local = threading.local()

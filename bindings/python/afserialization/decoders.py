@@ -260,7 +260,8 @@ class MultipartParser:
         self._err_at = ctypes.addressof(self._err)
 
     def _run(self, data: bytes, n: int) -> None:
-        """Feeds data[0:n] (n 0: what the parser held back), turning records into parts."""
+        """Feeds data (its length n; b"" and 0: what the parser held back), turning records
+        into parts."""
         if self._failed is not None:
             raise make_error(Status.STATE, f"the multipart parser failed earlier: {self._failed!r}") from self._failed
         self._h.get()  # raises after close
@@ -268,7 +269,7 @@ class MultipartParser:
         if fast is not None:
             # One call: the library's feed_events and the parts made of its records, in C.
             try:
-                status = fast.multipart_feed(_FEED_EVENTS_AT, self._ptr, data if n == len(data) else data[:n],
+                status = fast.multipart_feed(_FEED_EVENTS_AT, self._ptr, data,
                                              self._events_at, _MAX_EVENTS, self._res_at, self._err_at, Part,
                                              self._spool, self._sink, self._done, self._record)
             except BaseException as e:
